@@ -1,0 +1,302 @@
+//! [`Builder`]: configuration of a [`Runtime`], from code and from the environment.
+//!
+//! Environment variables give defaults for options the program did not set (as
+//! `OMP_NUM_THREADS` does for OpenMP); a setter called in code wins. A variable that is set to a
+//! bad value is an error from [`Builder::build`] either way, so a typo never goes unnoticed.
+//!
+//! | variable | meaning | values |
+//! |---|---|---|
+//! | `ASAT_MAX_THREADS` | [`Builder::max_threads`] | 1 ..= 4096 |
+//! | `ASAT_POLICY` | [`Builder::policy`] | see [`parse_policy`] |
+//!
+//! Policies read their own variables (ASAT: `ASAT_EVAL_TIME`, ...) when built from
+//! `ASAT_POLICY`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::MAX_THREADS_LIMIT;
+use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, Single, SpinThenPark, WaitStrategy};
+
+type NameFn = dyn Fn(usize) -> String + Send + Sync;
+type HookFn = dyn Fn(usize) + Send + Sync;
+
+#[derive(Clone, Default)]
+pub(crate) struct Hooks {
+    name: Option<Arc<NameFn>>,
+    pub(crate) on_start: Option<Arc<HookFn>>,
+    pub(crate) on_stop: Option<Arc<HookFn>>,
+    pub(crate) stack_size: Option<usize>,
+}
+
+impl Hooks {
+    pub(crate) fn thread_name(&self, index: usize) -> String {
+        match &self.name {
+            Some(f) => f(index),
+            None => format!("asat-worker-{index}"),
+        }
+    }
+}
+
+/// Builds a [`Runtime`]. Setters consume and return the builder and never fail; values are
+/// checked by [`build`](Builder::build).
+///
+/// ```
+/// use asat_core::{Runtime, Single};
+/// let rt = Runtime::builder().max_threads(4).policy(Single).build().unwrap();
+/// assert_eq!(rt.max_threads(), 4);
+/// let err = Runtime::builder().max_threads(0).build().unwrap_err();
+/// assert_eq!(err.to_string(), "max_threads 0: must be between 1 and 4096");
+/// ```
+#[derive(Default)]
+pub struct Builder {
+    max_threads: Option<usize>,
+    policy: Option<Arc<dyn Policy>>,
+    wait: Option<Arc<dyn WaitStrategy>>,
+    timing: bool,
+    hooks: Hooks,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("max_threads", &self.max_threads)
+            .field("policy", &self.policy)
+            .field("wait", &self.wait)
+            .field("timing", &self.timing)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    /// A builder with nothing set: `max_threads` defaults to the CPUs this process may use, the
+    /// policy to [`Fixed::all`], the wait strategy to the policy's or [`SpinThenPark`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The most threads a team may have, the thread that starts a region included.
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = Some(n);
+        self
+    }
+
+    /// The scheduling policy.
+    pub fn policy(self, policy: impl Policy + 'static) -> Self {
+        self.shared_policy(Arc::new(policy))
+    }
+
+    /// The scheduling policy, shared (keep a clone to read the policy's own statistics).
+    pub fn shared_policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// How threads wait at joins, barriers and while idle.
+    pub fn wait(self, wait: impl WaitStrategy + 'static) -> Self {
+        self.shared_wait(Arc::new(wait))
+    }
+
+    /// How threads wait, shared.
+    pub fn shared_wait(mut self, wait: Arc<dyn WaitStrategy>) -> Self {
+        self.wait = Some(wait);
+        self
+    }
+
+    /// Gather per-member join times for every region (costs one clock read per member per
+    /// region); they feed [`Runtime::stats`] and [`RegionReport::timing`](crate::RegionReport).
+    pub fn timing(mut self, on: bool) -> Self {
+        self.timing = on;
+        self
+    }
+
+    /// Names worker threads (`index` starts at 1). Default: `asat-worker-{index}`.
+    pub fn thread_name(mut self, f: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
+        self.hooks.name = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f(index)` on each worker thread when it starts.
+    pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.hooks.on_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f(index)` on each worker thread before it exits.
+    pub fn on_thread_stop(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.hooks.on_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// Stack size of worker threads, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.hooks.stack_size = Some(bytes);
+        self
+    }
+
+    /// Checks the configuration and builds the runtime. No worker starts before the first
+    /// region.
+    pub fn build(self) -> Result<Runtime, Error> {
+        self.build_with_env(|k| std::env::var(k).ok())
+    }
+
+    pub(crate) fn build_with_env(
+        self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Runtime, Error> {
+        let env_max = match env("ASAT_MAX_THREADS") {
+            Some(v) => Some(parse_max_threads(&v)?),
+            None => None,
+        };
+        let env_policy = match env("ASAT_POLICY") {
+            Some(v) => Some(parse_policy_with_env(&v, &env)?),
+            None => None,
+        };
+        let max_threads = self
+            .max_threads
+            .or(env_max)
+            .unwrap_or_else(crate::sys::affinity::cpu_budget);
+        if max_threads == 0 || max_threads > MAX_THREADS_LIMIT {
+            return Err(Error::max_threads(max_threads));
+        }
+        let policy = self
+            .policy
+            .or(env_policy)
+            .unwrap_or_else(|| Arc::new(Fixed::all()));
+        policy.attach(&RuntimeInfo { max_threads })?;
+        let wait = self
+            .wait
+            .or_else(|| policy.wait_strategy())
+            .unwrap_or_else(|| Arc::new(SpinThenPark::default()));
+        Ok(Runtime::from_parts(
+            max_threads,
+            policy,
+            wait,
+            self.timing,
+            self.hooks,
+        ))
+    }
+}
+
+fn parse_max_threads(v: &str) -> Result<usize, Error> {
+    let allowed = format!("must be a whole number between 1 and {MAX_THREADS_LIMIT}");
+    match v.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS_LIMIT).contains(&n) => Ok(n),
+        _ => Err(Error::env("ASAT_MAX_THREADS", v, allowed)),
+    }
+}
+
+/// Parses a policy name as `ASAT_POLICY` takes it: `fixed` (a team of `max_threads`),
+/// `fixed:N` (a team of N), `single`, `asat` (with its settings from `ASAT_EVAL_TIME`,
+/// `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`, `ASAT_GOOD_TRIG`).
+pub fn parse_policy(v: &str) -> Result<Arc<dyn Policy>, Error> {
+    parse_policy_with_env(v, &|k| std::env::var(k).ok())
+}
+
+pub(crate) fn parse_policy_with_env(
+    v: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Policy>, Error> {
+    const ALLOWED: &str = "must be one of fixed, fixed:N (N >= 1), single, asat";
+    let t = v.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "fixed" => Ok(Arc::new(Fixed::all())),
+        "single" => Ok(Arc::new(Single)),
+        "asat" => Ok(Arc::new(crate::Asat::from_env_with(env)?)),
+        _ => match t.strip_prefix("fixed:").map(|n| n.parse::<usize>()) {
+            Some(Ok(n)) if n >= 1 => Ok(Arc::new(Fixed::new(n))),
+            _ => Err(Error::env("ASAT_POLICY", v, ALLOWED)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn env_sets_defaults_and_code_wins() {
+        let rt = Builder::new()
+            .build_with_env(env_of(&[
+                ("ASAT_MAX_THREADS", "3"),
+                ("ASAT_POLICY", "single"),
+            ]))
+            .unwrap();
+        assert_eq!(rt.max_threads(), 3);
+        assert_eq!(rt.policy().name(), "single");
+        let rt = Builder::new()
+            .max_threads(2)
+            .policy(Fixed::new(2))
+            .build_with_env(env_of(&[
+                ("ASAT_MAX_THREADS", "3"),
+                ("ASAT_POLICY", "single"),
+            ]))
+            .unwrap();
+        assert_eq!(rt.max_threads(), 2);
+        assert_eq!(rt.policy().name(), "fixed");
+    }
+
+    #[test]
+    fn bad_env_values_are_clear_errors() {
+        let e = Builder::new()
+            .build_with_env(env_of(&[("ASAT_MAX_THREADS", "zero")]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "environment variable ASAT_MAX_THREADS=\"zero\" is invalid: must be a whole number between 1 and 4096"
+        );
+        let e = Builder::new()
+            .build_with_env(env_of(&[("ASAT_MAX_THREADS", "0")]))
+            .unwrap_err();
+        assert!(e.to_string().contains("between 1 and 4096"), "{e}");
+        let e = Builder::new()
+            .build_with_env(env_of(&[("ASAT_POLICY", "rayon")]))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("must be one of fixed, fixed:N"),
+            "{e}"
+        );
+        let e = Builder::new()
+            .build_with_env(env_of(&[("ASAT_POLICY", "fixed:0")]))
+            .unwrap_err();
+        assert!(e.to_string().contains("ASAT_POLICY"), "{e}");
+    }
+
+    #[test]
+    fn fixed_policy_env_sizes() {
+        let rt = Builder::new()
+            .max_threads(4)
+            .build_with_env(env_of(&[("ASAT_POLICY", "fixed:3")]))
+            .unwrap();
+        assert_eq!(rt.policy().name(), "fixed");
+        let e = Builder::new()
+            .max_threads(2)
+            .build_with_env(env_of(&[("ASAT_POLICY", "fixed:3")]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "policy fixed asks for a team of 3 threads, but max_threads is 2: the team size must be between 1 and max_threads"
+        );
+    }
+
+    #[test]
+    fn max_threads_bounds() {
+        let e = Builder::new()
+            .max_threads(0)
+            .build_with_env(env_of(&[]))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "max_threads 0: must be between 1 and 4096");
+        assert!(Builder::new()
+            .max_threads(5000)
+            .build_with_env(env_of(&[]))
+            .is_err());
+    }
+}

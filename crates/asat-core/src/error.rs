@@ -1,0 +1,108 @@
+//! The error type of asat-core.
+
+use std::fmt;
+
+/// An error from building or configuring a runtime.
+///
+/// Every message says what was wrong and what is allowed, for example
+/// `max_threads 0: must be between 1 and 4096`.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+#[derive(Debug)]
+enum ErrorKind {
+    MaxThreads {
+        got: usize,
+    },
+    TeamTooLarge {
+        policy: String,
+        team: usize,
+        max: usize,
+    },
+    Env {
+        var: &'static str,
+        value: String,
+        allowed: String,
+    },
+    Policy {
+        policy: String,
+        message: String,
+    },
+}
+
+/// The largest `max_threads` a runtime accepts.
+pub const MAX_THREADS_LIMIT: usize = 4096;
+
+impl Error {
+    pub(crate) fn max_threads(got: usize) -> Self {
+        Self {
+            kind: ErrorKind::MaxThreads { got },
+        }
+    }
+
+    /// A team size the policy asks for that exceeds the runtime's `max_threads`.
+    pub fn team_too_large(policy: &str, team: usize, max: usize) -> Self {
+        Self {
+            kind: ErrorKind::TeamTooLarge {
+                policy: policy.to_owned(),
+                team,
+                max,
+            },
+        }
+    }
+
+    pub(crate) fn env(var: &'static str, value: &str, allowed: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Env {
+                var,
+                value: value.to_owned(),
+                allowed: allowed.into(),
+            },
+        }
+    }
+
+    /// A configuration error raised by a policy when it is attached to a runtime
+    /// (see [`Policy::attach`](crate::Policy::attach)). `message` should say what was
+    /// wrong and what is allowed.
+    pub fn policy(policy: &str, message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Policy {
+                policy: policy.to_owned(),
+                message: message.into(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::MaxThreads { got } => write!(
+                f,
+                "max_threads {got}: must be between 1 and {MAX_THREADS_LIMIT}"
+            ),
+            ErrorKind::TeamTooLarge { policy, team, max } => write!(
+                f,
+                "policy {policy} asks for a team of {team} threads, but max_threads is {max}: \
+                 the team size must be between 1 and max_threads"
+            ),
+            ErrorKind::Env {
+                var,
+                value,
+                allowed,
+            } => write!(
+                f,
+                "environment variable {var}={value:?} is invalid: {allowed}"
+            ),
+            ErrorKind::Policy { policy, message } => write!(f, "policy {policy}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        None
+    }
+}

@@ -1,0 +1,43 @@
+//! A region's body, erased to a thin pointer so that workers can find it.
+//!
+//! The thread that starts a region keeps the body closure and a [`JobRef`] to it on its stack,
+//! publishes a pointer to the `JobRef` in the region state, and does not return (nor unwind)
+//! before every member has arrived at the join, after which no member touches either again.
+//! That is the whole lifetime argument for the two `unsafe` blocks below.
+
+use crate::Team;
+
+/// A type-erased `&F` where `F: Fn(&Team) + Sync`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    data: *const (),
+    call: unsafe fn(*const (), &Team<'_>),
+}
+
+unsafe fn call_erased<F: Fn(&Team<'_>) + Sync>(data: *const (), team: &Team<'_>) {
+    // SAFETY: `data` was made from a `&F` in `JobRef::new`, and the caller of `JobRef::run`
+    // guarantees that the `F` is still alive.
+    let f = unsafe { &*(data as *const F) };
+    f(team);
+}
+
+impl JobRef {
+    /// Erases `f`. The result must not be run after `f` is dropped (see the module docs).
+    pub(crate) fn new<F: Fn(&Team<'_>) + Sync>(f: &F) -> JobRef {
+        JobRef {
+            data: f as *const F as *const (),
+            call: call_erased::<F>,
+        }
+    }
+
+    /// Runs the closure on `team`.
+    ///
+    /// # Safety
+    /// The closure this `JobRef` was made from must still be alive; the region protocol
+    /// guarantees it for every member between the region's start and its arrival at the join.
+    pub(crate) unsafe fn run(&self, team: &Team<'_>) {
+        // SAFETY: forwarded from this function's contract; `F: Sync` makes the shared call from
+        // several threads sound.
+        unsafe { (self.call)(self.data, team) }
+    }
+}

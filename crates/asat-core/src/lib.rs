@@ -1,0 +1,58 @@
+//! asat-core: a fork-join runtime on native threads whose every scheduling decision (team
+//! size, placement, how threads wait) is made by a pluggable [`Policy`].
+//!
+//! - [`Runtime`] runs parallel loops ([`Runtime::parallel_for`], [`Runtime::parallel_reduce`],
+//!   ...) with [`Schedule::Static`], [`Schedule::Dynamic`] or [`Schedule::Guided`] chunking, and
+//!   SPMD regions ([`Runtime::region`]) whose members share loops and meet at
+//!   [`Team::barrier`].
+//! - [`Policy`] decides each region's team (and may first [probe](Plan::Probe) the machine with
+//!   a timed barrier), where members run, and learns how the region went.
+//! - [`WaitStrategy`] decides how threads wait: spin, then block.
+//! - Policies here: [`Fixed`], [`Single`], and [`Asat`] (jobs that size themselves to the
+//!   machine's load).
+//!
+//! ```
+//! use asat_core::{Runtime, Schedule};
+//!
+//! let rt = Runtime::builder().max_threads(2).build()?;
+//! let a: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+//! let mut b = vec![0.0; a.len()];
+//! rt.parallel_slice_mut(&mut b[1..9_999], Schedule::Static, |start, out| {
+//!     for (j, x) in out.iter_mut().enumerate() {
+//!         let i = start + j + 1;
+//!         *x = (a[i - 1] + a[i] + a[i + 1]) / 3.0;
+//!     }
+//! });
+//! assert_eq!(b[5], 5.0);
+//! # Ok::<(), asat_core::Error>(())
+//! ```
+//!
+//! Linux only: the runtime uses futexes, `sched_setaffinity` and thread ids.
+
+pub mod asat;
+mod builder;
+mod cpuset;
+mod error;
+mod fixed;
+mod job;
+mod policy;
+mod runtime;
+mod schedule;
+mod sys;
+mod team;
+mod wait;
+
+pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation};
+pub use builder::{parse_policy, Builder};
+pub use cpuset::CpuSet;
+pub use error::{Error, MAX_THREADS_LIMIT};
+pub use fixed::{Fixed, Single};
+pub use policy::{
+    MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
+    RuntimeInfo, ThreadInfo,
+};
+pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION};
+pub use schedule::Schedule;
+pub use sys::thread::ThreadHandle;
+pub use team::Team;
+pub use wait::{SpinThenPark, WaitInfo, WaitOutcome, WaitSite, WaitStrategy, IDLE_SPIN_CAP};

@@ -1,0 +1,271 @@
+//! The [`Policy`] trait: how a scheduling mechanism plugs into the runtime.
+//!
+//! The policy decides, the runtime acts. Hooks get read-only views and return small decisions;
+//! the runtime owns threads, queues and state changes. Only [`Policy::name`] and
+//! [`Policy::plan`] are required.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::{CpuSet, Error, ThreadHandle, WaitStrategy};
+
+/// A scheduling policy.
+///
+/// # When each hook runs
+///
+/// | hook | thread | when |
+/// |---|---|---|
+/// | [`attach`](Policy::attach) | the thread calling [`Builder::build`](crate::Builder::build) | once, before any worker exists |
+/// | [`thread_start`](Policy::thread_start) / [`thread_stop`](Policy::thread_stop) | the worker itself | when a worker starts / before it exits |
+/// | [`plan`](Policy::plan) | the thread starting a region | at each region start, before any worker is woken; again after each probe |
+/// | [`placement`](Policy::placement) | each member (the starting thread too) | as it joins a team, before user code runs |
+/// | [`safe_point`](Policy::safe_point) | each member | at chunk boundaries of loops and before each barrier wait |
+/// | [`region_end`](Policy::region_end) | the thread that started the region | after the whole team has joined |
+///
+/// Region starts on one runtime are serialized, so `plan` and `region_end` never run
+/// concurrently with themselves for one runtime; the same policy object shared by several
+/// runtimes does see concurrent calls. No hook may panic (a panic in a hook aborts the region
+/// like a panic in user code would, but leaves the policy's own state to the policy).
+pub trait Policy: Send + Sync + fmt::Debug {
+    /// A short name for messages and reports (`"fixed"`, `"asat"`).
+    fn name(&self) -> &str;
+
+    /// Decide the team for a region that is starting.
+    ///
+    /// Called by the thread that starts the region, before any worker is woken. Returning
+    /// [`Plan::Probe`] asks the runtime to run a timed barrier first; `plan` is then called again
+    /// with [`RegionStart::probe`] set. Must not block; should return within microseconds. A
+    /// team size above `max_threads` is clamped to it and 0 is raised to 1.
+    fn plan(&self, start: &RegionStart) -> Plan;
+
+    /// Check the policy against the runtime it is being attached to (for example, a fixed team
+    /// larger than `max_threads` is an error). Called once by the thread calling
+    /// [`Builder::build`](crate::Builder::build).
+    fn attach(&self, runtime: &RuntimeInfo) -> Result<(), Error> {
+        let _ = runtime;
+        Ok(())
+    }
+
+    /// Where a member runs. Called by each member (the region's starting thread included) as
+    /// it joins a team, before user code runs. The runtime applies a [`Placement::Cpus`] with
+    /// one `sched_setaffinity` call when it differs from the one the thread already has; the
+    /// starting thread gets its own mask back when the region ends. Must not block.
+    fn placement(&self, member: &MemberInfo) -> Placement {
+        let _ = member;
+        Placement::Keep
+    }
+
+    /// A point where a member may be held back: called by each member at every chunk boundary
+    /// of a work-shared loop and before every barrier wait. It may block (that is its
+    /// purpose: gang scheduling stops a team here) but must return eventually, and it is on
+    /// the hot path: return at once when there is nothing to do.
+    fn safe_point(&self, member: &MemberInfo) {
+        let _ = member;
+    }
+
+    /// Feedback once the whole team has joined. Called by the thread that started the region,
+    /// before the region call returns (also when user code panicked). Must not block.
+    fn region_end(&self, report: &RegionReport<'_>) {
+        let _ = report;
+    }
+
+    /// A worker thread has started (called on that thread, before it takes any work).
+    fn thread_start(&self, thread: &ThreadInfo) {
+        let _ = thread;
+    }
+
+    /// A worker thread is about to exit (called on that thread, when the runtime is dropped).
+    fn thread_stop(&self, thread: &ThreadInfo) {
+        let _ = thread;
+    }
+
+    /// The wait strategy this policy needs, used when the builder was given none (gang
+    /// scheduling, for example, wants members to busy-wait). Called once, at build.
+    fn wait_strategy(&self) -> Option<Arc<dyn WaitStrategy>> {
+        None
+    }
+
+    /// Whether [`region_end`](Policy::region_end) should carry per-member timing
+    /// ([`RegionReport::timing`]). Timing costs a clock read per member per region. Called
+    /// once, at build.
+    fn wants_timing(&self) -> bool {
+        false
+    }
+}
+
+/// What a policy learns about the runtime it is attached to.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub struct RuntimeInfo {
+    /// The most threads a team may have (the calling thread included).
+    pub max_threads: usize,
+}
+
+/// The view a policy gets at a region's start.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub struct RegionStart {
+    /// The region's sequence number in its runtime (0, 1, 2, ...; probes do not count).
+    pub seq: u64,
+    /// The runtime's `max_threads`.
+    pub max_threads: usize,
+    /// The team size of the previous region (0 before the first).
+    pub last_team: usize,
+    /// When the region was asked for.
+    pub now: Instant,
+    /// The result of the probe this policy asked for, when `plan` is called after one.
+    pub probe: Option<ProbeResult>,
+    /// How many more probes the runtime will run for this region start (after that, a
+    /// [`Plan::Probe`] is treated as [`Plan::Run`] with the same size).
+    pub probes_left: u32,
+}
+
+impl RegionStart {
+    /// The CPUs this process may really use now: the calling thread's affinity mask, further
+    /// limited by the cgroup CPU quota (`cpu.max`, rounded up), at least 1. Reads the system on
+    /// each call (two or three system calls), so call it only when deciding.
+    pub fn cpu_budget(&self) -> usize {
+        crate::sys::affinity::cpu_budget()
+    }
+}
+
+/// A policy's decision at a region start.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Run the region with a team of this many threads (the starting thread included).
+    Run {
+        /// Team size.
+        threads: usize,
+    },
+    /// Before deciding, run a timed barrier with this many threads and report the passage
+    /// time (first thread in to last thread out) through [`RegionStart::probe`].
+    Probe {
+        /// Number of threads in the timed barrier.
+        threads: usize,
+    },
+}
+
+impl Plan {
+    /// [`Plan::Run`] with `threads`.
+    pub const fn run(threads: usize) -> Plan {
+        Plan::Run { threads }
+    }
+
+    /// [`Plan::Probe`] with `threads`.
+    pub const fn probe(threads: usize) -> Plan {
+        Plan::Probe { threads }
+    }
+}
+
+/// The outcome of a timed barrier.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeResult {
+    /// The number of threads that took part.
+    pub threads: usize,
+    /// From the first thread entering the barrier to the last thread leaving it.
+    pub passage: Duration,
+    /// How many threads blocked in the kernel while waiting in it.
+    pub blocked: u32,
+}
+
+impl ProbeResult {
+    /// A probe result (for tests of policy logic).
+    pub const fn new(threads: usize, passage: Duration, blocked: u32) -> Self {
+        Self {
+            threads,
+            passage,
+            blocked,
+        }
+    }
+}
+
+/// Where a member should run.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Leave the thread's CPU affinity as it is.
+    Keep,
+    /// Restrict the thread to these CPUs.
+    Cpus(CpuSet),
+}
+
+/// A member of a team, as hooks see it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug)]
+pub struct MemberInfo {
+    /// Index in the team: 0 is the thread that started the region; worker `i` is member `i`.
+    pub member: usize,
+    /// The team size.
+    pub team_size: usize,
+    /// The region's sequence number.
+    pub region: u64,
+    /// The member's OS thread.
+    pub thread: ThreadHandle,
+}
+
+impl MemberInfo {
+    /// Whether this member is the thread that started the region (a user thread, not a worker).
+    pub fn is_caller(&self) -> bool {
+        self.member == 0
+    }
+}
+
+/// A worker thread, as [`Policy::thread_start`] and [`Policy::thread_stop`] see it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadInfo {
+    /// The worker's index (1 ..= max_threads - 1); it is always member `index` of a team.
+    pub index: usize,
+    /// The worker's OS thread.
+    pub thread: ThreadHandle,
+}
+
+/// What a policy learns when a region has ended.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub struct RegionReport<'a> {
+    /// The region's sequence number.
+    pub seq: u64,
+    /// The team size it ran with.
+    pub team_size: usize,
+    /// From the region's start (first worker notified) to the starting thread's return from the
+    /// join.
+    pub wall: Duration,
+    /// How many times a member blocked in the kernel while waiting at the join or at a barrier.
+    pub blocks: u32,
+    /// Whether user code panicked (the panic is re-raised after this call).
+    pub panicked: bool,
+    /// Per-member timing, when the policy [wants it](Policy::wants_timing) or the runtime was
+    /// built with [`Builder::timing`](crate::Builder::timing).
+    pub timing: Option<RegionTiming<'a>>,
+}
+
+/// Per-member times at a region's join, in nanoseconds since the region started.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub struct RegionTiming<'a> {
+    /// When each member arrived at the join (index = member index).
+    pub arrivals_ns: &'a [u64],
+    /// When the join completed: the last arrival.
+    pub release_ns: u64,
+    /// When each member left the join. Workers are not held at the join (they go back to idle
+    /// waiting at once), so their departure is the release; the starting thread departs when it
+    /// observed the release.
+    pub departures_ns: &'a [u64],
+}
+
+impl RegionTiming<'_> {
+    /// The time members spent waiting at the join, summed over the team.
+    pub fn join_wait(&self) -> Duration {
+        let ns: u64 = self
+            .arrivals_ns
+            .iter()
+            .zip(self.departures_ns)
+            .map(|(a, d)| d.saturating_sub(*a))
+            .sum();
+        Duration::from_nanos(ns)
+    }
+}

@@ -1,0 +1,683 @@
+//! [`Runtime`]: a job's team of persistent worker threads, and how a region runs on it.
+//!
+//! # Region protocol
+//!
+//! Regions of one runtime are serialized by the region lock; a region started from inside a
+//! region (on any runtime) runs inline on the calling thread with a team of one.
+//!
+//! 1. The starting thread (member 0) takes the region lock and asks the policy for a
+//!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
+//!    which the policy is asked again.
+//! 2. It spawns missing workers (lazily, up to `max_threads - 1`), resets the shared
+//!    [`RegionState`] for a team of `n` and a pointer to the body, and reads the join event's
+//!    sequence.
+//! 3. It notifies the mailboxes of workers `1..n` (each a [`SeqCst` increment](crate::wait) that
+//!    publishes the region state). Workers `n..` are not woken.
+//! 4. Each member applies its placement, runs the body under `catch_unwind`, records its arrival
+//!    time (when timing is on), and decrements `remaining` (`AcqRel`). A worker that brings it
+//!    to 0 notifies the join event; after that decrement a worker touches nothing of the region
+//!    (only the runtime's long-lived join event).
+//! 5. Member 0 does the same, then waits on the join event until `remaining` is 0, calls
+//!    [`Policy::region_end`], releases the lock and re-raises the first panic, if any.
+//!
+//! A worker's mailbox sequence moves exactly once per region the worker is a member of, and the
+//! next region cannot start before the worker arrived at the previous join, so each worker
+//! tracks its mailbox by counting.
+
+use std::cell::Cell;
+use std::fmt;
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::builder::Hooks;
+use crate::job::JobRef;
+use crate::sys::affinity;
+use crate::team::RegionState;
+use crate::wait::{Event, WaitInfo, WaitSite};
+use crate::{
+    Builder, CpuSet, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
+    Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
+};
+
+/// How many probes one region start may run before the runtime stops asking.
+pub const MAX_PROBES_PER_REGION: u32 = 4;
+
+thread_local! {
+    static IN_REGION: Cell<bool> = const { Cell::new(false) };
+    /// The mask this thread was last pinned to by a placement.
+    static PINNED: Cell<Option<CpuSet>> = const { Cell::new(None) };
+}
+
+/// A fork-join runtime: one job's worker threads and its scheduling policy.
+///
+/// Workers are created lazily, up to `max_threads - 1` (the thread that starts a region is
+/// member 0 of its team), and joined when the runtime is dropped. Any number of runtimes may
+/// live in one process. A runtime is `Sync`: regions started from several threads at once run
+/// one after another.
+///
+/// ```
+/// use asat_core::{Runtime, Schedule};
+///
+/// let rt = Runtime::builder().max_threads(2).build().unwrap();
+/// let mut v = vec![0u64; 1000];
+/// rt.parallel_slice_mut(&mut v, Schedule::Static, |start, chunk| {
+///     for (j, x) in chunk.iter_mut().enumerate() {
+///         *x = (start + j) as u64 * 2;
+///     }
+/// });
+/// let sum = rt.parallel_reduce(0..1000, Schedule::dynamic(64), || 0u64,
+///     |acc, r| acc + r.map(|i| v[i]).sum::<u64>(), |a, b| a + b);
+/// assert_eq!(sum, 999 * 1000);
+/// ```
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) max_threads: usize,
+    pub(crate) policy: Arc<dyn Policy>,
+    pub(crate) wait: Arc<dyn WaitStrategy>,
+    timing: bool,
+    region_lock: Mutex<Control>,
+    region: RegionState,
+    /// Index = worker index; entry 0 is unused.
+    mailboxes: Box<[CachePadded<Mailbox>]>,
+    join_event: CachePadded<Event>,
+    shutdown: AtomicBool,
+    stats: Counters,
+    hooks: Hooks,
+}
+
+/// Owned by whoever holds the region lock.
+struct Control {
+    workers: Vec<JoinHandle<()>>,
+    seq: u64,
+    last_team: usize,
+    departures: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Counters {
+    regions: AtomicU64,
+    probes: AtomicU64,
+    last_team: AtomicU64,
+    blocks: AtomicU64,
+    join_wait_ns: AtomicU64,
+    member_ns: AtomicU64,
+    wall_ns: AtomicU64,
+}
+
+/// Counters of a runtime since it was built. Times are only gathered when timing is on
+/// ([`Builder::timing`] or a policy that [wants it](Policy::wants_timing)); otherwise they stay 0.
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Regions run (probes not included; nested inline regions not included).
+    pub regions: u64,
+    /// Probes (timed barriers) run.
+    pub probes: u64,
+    /// The team size of the last region.
+    pub last_team: usize,
+    /// Times a member blocked in the kernel at a join or barrier.
+    pub blocks: u64,
+    /// Time members spent waiting at joins, summed over members.
+    pub join_wait: Duration,
+    /// Team size times wall time, summed over regions: the thread time regions occupied.
+    pub member_time: Duration,
+    /// Wall time of regions, summed.
+    pub wall: Duration,
+}
+
+impl RuntimeStats {
+    /// The share of thread time in regions spent waiting at joins, in percent (0 when no timing
+    /// was gathered).
+    pub fn join_wait_pct(&self) -> f64 {
+        if self.member_time.is_zero() {
+            0.0
+        } else {
+            100.0 * self.join_wait.as_secs_f64() / self.member_time.as_secs_f64()
+        }
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("max_threads", &self.inner.max_threads)
+            .field("policy", &self.inner.policy.name())
+            .field("wait", &self.inner.wait)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// A [`Builder`] with default settings (overridden by the `ASAT_*` environment variables).
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_parts(
+        max_threads: usize,
+        policy: Arc<dyn Policy>,
+        wait: Arc<dyn WaitStrategy>,
+        timing: bool,
+        hooks: Hooks,
+    ) -> Runtime {
+        let epoch = Instant::now();
+        let timing = timing || policy.wants_timing();
+        Runtime {
+            inner: Arc::new(Inner {
+                max_threads,
+                policy,
+                wait,
+                timing,
+                region_lock: Mutex::new(Control {
+                    workers: Vec::new(),
+                    seq: 0,
+                    last_team: 0,
+                    departures: vec![0; max_threads],
+                }),
+                region: RegionState::new(max_threads, epoch),
+                mailboxes: (0..max_threads)
+                    .map(|_| CachePadded::new(Mailbox::default()))
+                    .collect(),
+                join_event: CachePadded::new(Event::default()),
+                shutdown: AtomicBool::new(false),
+                stats: Counters::default(),
+                hooks,
+            }),
+        }
+    }
+
+    /// The most threads a team may have.
+    pub fn max_threads(&self) -> usize {
+        self.inner.max_threads
+    }
+
+    /// The runtime's policy.
+    pub fn policy(&self) -> &Arc<dyn Policy> {
+        &self.inner.policy
+    }
+
+    /// The runtime's wait strategy.
+    pub fn wait_strategy(&self) -> &Arc<dyn WaitStrategy> {
+        &self.inner.wait
+    }
+
+    /// The number of worker threads started so far.
+    pub fn workers_started(&self) -> usize {
+        self.inner.region_lock.lock().workers.len()
+    }
+
+    /// Counters since the runtime was built.
+    pub fn stats(&self) -> RuntimeStats {
+        let s = &self.inner.stats;
+        RuntimeStats {
+            regions: s.regions.load(Ordering::Relaxed),
+            probes: s.probes.load(Ordering::Relaxed),
+            last_team: s.last_team.load(Ordering::Relaxed) as usize,
+            blocks: s.blocks.load(Ordering::Relaxed),
+            join_wait: Duration::from_nanos(s.join_wait_ns.load(Ordering::Relaxed)),
+            member_time: Duration::from_nanos(s.member_ns.load(Ordering::Relaxed)),
+            wall: Duration::from_nanos(s.wall_ns.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Runs `f` on every member of a team (an SPMD region, like `omp parallel`). The team size
+    /// is the policy's decision. Returns when every member has returned.
+    ///
+    /// A panic in `f` on any member is re-raised here, after the whole team has joined; the
+    /// runtime stays usable. A region started from inside a region runs inline on the calling
+    /// thread, with a team of one.
+    pub fn region<F>(&self, f: F)
+    where
+        F: Fn(&Team<'_>) + Sync,
+    {
+        if IN_REGION.get() {
+            self.run_inline(&f);
+            return;
+        }
+        let inner = &*self.inner;
+        let mut ctl = inner.region_lock.lock();
+        let team = self.decide(&mut ctl);
+        let team = self.ensure_workers(&mut ctl, team);
+        let panic = self.execute(&mut ctl, team, &f, true);
+        drop(ctl);
+        if let Some(p) = panic {
+            resume_unwind(p);
+        }
+    }
+
+    /// Runs `f(i)` for every `i` in `range`, shared among a team by `schedule` (`omp parallel
+    /// for`). Every index runs exactly once.
+    pub fn parallel_for<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(usize) + Sync,
+    {
+        self.parallel_for_chunks(range, schedule, |r| r.for_each(&f));
+    }
+
+    /// Like [`parallel_for`](Runtime::parallel_for), but `f` gets whole chunks (sub-ranges) so
+    /// that its loop can be vectorized.
+    pub fn parallel_for_chunks<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(Range<usize>) + Sync,
+    {
+        if range.is_empty() {
+            return;
+        }
+        self.region(|team| team.share(range.clone(), schedule, &f));
+    }
+
+    /// Splits `data` into chunks by `schedule` and runs `f(start, chunk)` on each, where
+    /// `start` is the index of the chunk's first element in `data`.
+    pub fn parallel_slice_mut<T, F>(&self, data: &mut [T], schedule: Schedule, f: F)
+    where
+        T: Send,
+        F: Fn(usize, &mut [T]) + Sync,
+    {
+        let base = SlicePtr(data.as_mut_ptr());
+        let len = data.len();
+        self.parallel_for_chunks(0..len, schedule, |r| {
+            let base = &base;
+            // SAFETY: `r` lies within `0..len`, the chunks handed out by a schedule are
+            // disjoint, and `data` is mutably borrowed for the whole call, so this is the only
+            // reference to these elements while `f` runs.
+            let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(r.start), r.len()) };
+            f(r.start, chunk);
+        });
+    }
+
+    /// A parallel reduction: each member folds the chunks it is handed into its own
+    /// accumulator (starting from `identity()`), then the accumulators are combined in member
+    /// order on the calling thread. With an associative `combine` the result equals the serial
+    /// fold.
+    pub fn parallel_reduce<T, I, F, C>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        identity: I,
+        fold: F,
+        combine: C,
+    ) -> T
+    where
+        T: Send,
+        I: Fn() -> T + Sync,
+        F: Fn(T, Range<usize>) -> T + Sync,
+        C: Fn(T, T) -> T,
+    {
+        let slots: Vec<Mutex<Option<T>>> = (0..self.inner.max_threads)
+            .map(|_| Mutex::new(None))
+            .collect();
+        self.region(|team| {
+            let acc = Cell::new(Some(identity()));
+            team.share(range.clone(), schedule, &|r| {
+                if let Some(a) = acc.take() {
+                    acc.set(Some(fold(a, r)));
+                }
+            });
+            *slots[team.index()].lock() = acc.take();
+        });
+        slots
+            .into_iter()
+            .filter_map(|s| s.into_inner())
+            .reduce(combine)
+            .unwrap_or_else(identity)
+    }
+
+    fn run_inline<F: Fn(&Team<'_>) + Sync>(&self, f: &F) {
+        let state = RegionState::new(1, Instant::now());
+        let wait = SpinThenPark::default();
+        let team = Team {
+            state: &state,
+            policy: None,
+            wait: &wait,
+            member: 0,
+            size: 1,
+            region: 0,
+            thread: ThreadHandle::current(),
+            _not_send: std::marker::PhantomData,
+        };
+        f(&team);
+    }
+}
+
+/// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.
+struct SlicePtr<T>(*mut T);
+// SAFETY: the pointer is only used to build disjoint sub-slices, one per chunk, of a slice that
+// is mutably borrowed for the whole region, and `T: Send` lets the elements move to workers.
+unsafe impl<T: Send> Sync for SlicePtr<T> {}
+
+impl Runtime {
+    /// Asks the policy for the team of the region about to start, running the probes it asks
+    /// for. Called with the region lock held.
+    fn decide(&self, ctl: &mut Control) -> usize {
+        let inner = &*self.inner;
+        let mut start = RegionStart {
+            seq: ctl.seq,
+            max_threads: inner.max_threads,
+            last_team: ctl.last_team,
+            now: Instant::now(),
+            probe: None,
+            probes_left: MAX_PROBES_PER_REGION,
+        };
+        loop {
+            match inner.policy.plan(&start) {
+                Plan::Run { threads } => return threads.clamp(1, inner.max_threads),
+                Plan::Probe { threads } => {
+                    let threads = threads.clamp(1, inner.max_threads);
+                    if start.probes_left == 0 {
+                        return threads;
+                    }
+                    start.probes_left -= 1;
+                    start.probe = Some(self.probe(ctl, threads));
+                    start.now = Instant::now();
+                }
+            }
+        }
+    }
+
+    /// A timed barrier with `threads` members: the passage is the last member's exit minus the
+    /// first member's entry.
+    fn probe(&self, ctl: &mut Control, threads: usize) -> ProbeResult {
+        let st = &self.inner.region;
+        let body = |team: &Team<'_>| {
+            let m = team.index();
+            st.probe_enter[m].store(st.now_ns(), Ordering::Relaxed);
+            team.barrier_with(WaitSite::Probe, || {});
+            st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
+        };
+        let n = self.ensure_workers(ctl, threads);
+        let panic = self.execute(ctl, n, &body, false);
+        debug_assert!(panic.is_none(), "the probe body does not panic");
+        let first_in = st.probe_enter[..n]
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(0);
+        let last_out = st.probe_leave[..n]
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        self.inner.stats.probes.fetch_add(1, Ordering::Relaxed);
+        ProbeResult {
+            threads: n,
+            passage: Duration::from_nanos(last_out.saturating_sub(first_in)),
+            blocked: st.blocks.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Runs `body` on a team of `size` (workers already started). Returns the first panic
+    /// payload of the team. `counted` regions go into the stats and to `region_end`; probes do
+    /// not.
+    fn execute<F: Fn(&Team<'_>) + Sync>(
+        &self,
+        ctl: &mut Control,
+        size: usize,
+        body: &F,
+        counted: bool,
+    ) -> Option<Box<dyn std::any::Any + Send>> {
+        let inner = &*self.inner;
+        let st = &inner.region;
+        let job = JobRef::new(body);
+        let timing = inner.timing && counted;
+        st.reset(timing);
+        let started = Instant::now();
+        let workers = &inner.mailboxes[1..size];
+        for mb in workers {
+            mb.job
+                .store(&job as *const JobRef as *mut JobRef, Ordering::Relaxed);
+            mb.size.store(size, Ordering::Relaxed);
+            mb.region.store(ctl.seq, Ordering::Relaxed);
+            mb.timing.store(timing, Ordering::Relaxed);
+            mb.event.notify();
+        }
+        let arrival0 = inner.run_member(0, ThreadHandle::current(), &job, size, ctl.seq, timing);
+        let all_done = || workers.iter().all(|mb| mb.finished());
+        let info = WaitInfo {
+            site: WaitSite::Join,
+            member: 0,
+            team_size: size,
+        };
+        if inner
+            .join_event
+            .wait_until(all_done, &*inner.wait, &info)
+            .blocked
+        {
+            st.blocks.fetch_add(1, Ordering::Relaxed);
+        }
+        let departure_ns = if timing { st.since_start_ns() } else { 0 };
+        let wall = started.elapsed();
+        let panic = st.panic.lock().take();
+        if !counted {
+            return panic;
+        }
+        ctl.seq += 1;
+        ctl.last_team = size;
+        let stats = &inner.stats;
+        let blocks = st.blocks.load(Ordering::Relaxed);
+        stats.regions.fetch_add(1, Ordering::Relaxed);
+        stats.last_team.store(size as u64, Ordering::Relaxed);
+        stats.blocks.fetch_add(u64::from(blocks), Ordering::Relaxed);
+        let mut report = RegionReport {
+            seq: ctl.seq - 1,
+            team_size: size,
+            wall,
+            blocks,
+            panicked: panic.is_some(),
+            timing: None,
+        };
+        let arrivals: Vec<u64>;
+        if timing {
+            arrivals = std::iter::once(arrival0)
+                .chain(
+                    workers
+                        .iter()
+                        .map(|mb| mb.arrival_ns.load(Ordering::Relaxed)),
+                )
+                .collect();
+            let release_ns = arrivals.iter().copied().max().unwrap_or(0);
+            let deps = &mut ctl.departures[..size];
+            deps.fill(release_ns);
+            deps[0] = departure_ns.max(release_ns);
+            let t = RegionTiming {
+                arrivals_ns: &arrivals,
+                release_ns,
+                departures_ns: deps,
+            };
+            stats
+                .join_wait_ns
+                .fetch_add(t.join_wait().as_nanos() as u64, Ordering::Relaxed);
+            stats
+                .member_ns
+                .fetch_add(wall.as_nanos() as u64 * size as u64, Ordering::Relaxed);
+            stats
+                .wall_ns
+                .fetch_add(wall.as_nanos() as u64, Ordering::Relaxed);
+            report.timing = Some(t);
+        }
+        inner.policy.region_end(&report);
+        panic
+    }
+
+    /// Starts workers so that a team of `size` can run; returns the size that can (smaller
+    /// only if the system refuses new threads).
+    fn ensure_workers(&self, ctl: &mut Control, size: usize) -> usize {
+        while ctl.workers.len() + 1 < size {
+            let index = ctl.workers.len() + 1;
+            let inner = Arc::clone(&self.inner);
+            let mut b = std::thread::Builder::new().name(self.inner.hooks.thread_name(index));
+            if let Some(s) = self.inner.hooks.stack_size {
+                b = b.stack_size(s);
+            }
+            match b.spawn(move || inner.worker_main(index)) {
+                Ok(h) => ctl.workers.push(h),
+                Err(_) => break,
+            }
+        }
+        size.min(ctl.workers.len() + 1)
+    }
+}
+
+/// A worker's mailbox: the region it is to join, on one cache line with the event it waits
+/// on and the word it reports completion in.
+#[derive(Debug, Default)]
+struct Mailbox {
+    /// Moves once per region the worker is a member of (and once at shutdown).
+    event: Event,
+    job: AtomicPtr<JobRef>,
+    size: AtomicUsize,
+    region: AtomicU64,
+    timing: AtomicBool,
+    /// The event sequence of the last region the worker has finished.
+    done: AtomicU32,
+    /// Join arrival of the last region, ns since its start (when timing).
+    arrival_ns: AtomicU64,
+}
+
+impl Mailbox {
+    /// Whether the worker has finished the last region it was given (`SeqCst`: see
+    /// [`Event::wait_until`]).
+    #[inline]
+    fn finished(&self) -> bool {
+        self.done.load(Ordering::SeqCst) == self.event.current()
+    }
+}
+
+impl Inner {
+    fn worker_main(&self, index: usize) {
+        let thread = ThreadHandle::current();
+        if let Some(h) = &self.hooks.on_start {
+            h(index);
+        }
+        let info = ThreadInfo { index, thread };
+        self.policy.thread_start(&info);
+        let mb = &self.mailboxes[index];
+        // The mailbox sequence starts at 0 and only moves when this worker is a member.
+        let mut seen = 0u32;
+        let idle = WaitInfo {
+            site: WaitSite::Idle,
+            member: index,
+            team_size: self.max_threads,
+        };
+        loop {
+            mb.event.wait(seen, &*self.wait, &idle, || false);
+            if self.shutdown.load(Ordering::Acquire) {
+                // Drop runs only while no region is in progress, so this notify was the
+                // shutdown's, not a region's.
+                break;
+            }
+            seen = seen.wrapping_add(1);
+            let job = mb.job.load(Ordering::Relaxed);
+            // SAFETY: `job` points to the JobRef on the starting thread's stack, which stays
+            // alive (with the closure it refers to) until this worker reports `done` below (see
+            // the job module docs).
+            let job = unsafe { &*job };
+            let arrival = self.run_member(
+                index,
+                thread,
+                job,
+                mb.size.load(Ordering::Relaxed),
+                mb.region.load(Ordering::Relaxed),
+                mb.timing.load(Ordering::Relaxed),
+            );
+            mb.arrival_ns.store(arrival, Ordering::Relaxed);
+            // The last touch of the region: from here on the starting thread may return.
+            mb.done.store(seen, Ordering::SeqCst);
+            self.join_event.notify_sleepers();
+        }
+        self.policy.thread_stop(&info);
+        if let Some(h) = &self.hooks.on_stop {
+            h(index);
+        }
+    }
+
+    /// One member's part of a region: placement, body. Returns the arrival time at the join
+    /// (ns since the region start, when timing; else 0).
+    fn run_member(
+        &self,
+        member: usize,
+        thread: ThreadHandle,
+        job: &JobRef,
+        size: usize,
+        region: u64,
+        timing: bool,
+    ) -> u64 {
+        let st = &self.region;
+        let team = Team {
+            state: st,
+            policy: Some(&*self.policy),
+            wait: &*self.wait,
+            member,
+            size,
+            region,
+            thread,
+            _not_send: std::marker::PhantomData,
+        };
+        let restore = self.place(&team);
+        IN_REGION.set(true);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the JobRef and its closure outlive every member's run (see the job module
+            // docs): the starting thread waits for all members before returning.
+            unsafe { job.run(&team) }
+        }));
+        IN_REGION.set(false);
+        if let Err(payload) = result {
+            st.poison(payload);
+        }
+        if let Some(mask) = restore {
+            // Best effort: the caller's own mask could only fail to apply if it had become
+            // invalid, and there is nothing better to do with it then.
+            let _ = affinity::set(&mask);
+            PINNED.set(None);
+        }
+        if timing {
+            st.since_start_ns()
+        } else {
+            0
+        }
+    }
+
+    /// Applies the policy's placement; returns the mask to restore for the starting thread.
+    fn place(&self, team: &Team<'_>) -> Option<CpuSet> {
+        let Placement::Cpus(set) = self.policy.placement(&team.info()) else {
+            return None;
+        };
+        if PINNED.get() == Some(set) {
+            return None;
+        }
+        let old = if team.member == 0 {
+            affinity::get().ok()
+        } else {
+            None
+        };
+        if affinity::set(&set).is_ok() {
+            PINNED.set(Some(set));
+            old
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let inner = &*self.inner;
+        inner.shutdown.store(true, Ordering::Release);
+        let workers = std::mem::take(&mut inner.region_lock.lock().workers);
+        for mb in &inner.mailboxes[1..] {
+            mb.event.notify();
+        }
+        for w in workers {
+            let _ = w.join();
+        }
+    }
+}

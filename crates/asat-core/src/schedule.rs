@@ -1,0 +1,144 @@
+//! Loop schedules: how the iterations of a work-shared loop are split among a team.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How a work-shared loop hands out its iterations.
+///
+/// Every index of the range runs exactly once, whatever the team size.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Schedule {
+    /// Equal contiguous chunks, one per member: member `k` of `n` gets
+    /// `[len*k/n, len*(k+1)/n)`. No shared state; the cheapest schedule.
+    #[default]
+    Static,
+    /// Chunk self-scheduling: members take `chunk` iterations at a time from a shared counter
+    /// until none are left. A `chunk` of 0 is taken as 1.
+    Dynamic {
+        /// Iterations per chunk.
+        chunk: usize,
+    },
+    /// Guided self-scheduling: each take is `ceil(remaining / team size)` iterations, but not
+    /// less than `min_chunk` (nor more than remain). A `min_chunk` of 0 is taken as 1.
+    Guided {
+        /// The smallest chunk handed out (except the last).
+        min_chunk: usize,
+    },
+}
+
+impl Schedule {
+    /// [`Schedule::Dynamic`] with `chunk`.
+    pub const fn dynamic(chunk: usize) -> Self {
+        Schedule::Dynamic { chunk }
+    }
+
+    /// [`Schedule::Guided`] with `min_chunk`.
+    pub const fn guided(min_chunk: usize) -> Self {
+        Schedule::Guided { min_chunk }
+    }
+}
+
+/// Member `member`'s chunk of `0..len` under [`Schedule::Static`] with `size` members.
+#[inline]
+pub(crate) fn static_chunk(len: usize, member: usize, size: usize) -> Range<usize> {
+    let lo = (len as u128 * member as u128 / size as u128) as usize;
+    let hi = (len as u128 * (member as u128 + 1) / size as u128) as usize;
+    lo..hi
+}
+
+/// The size of the next guided chunk when `remaining` iterations are left.
+#[inline]
+pub(crate) fn guided_chunk(remaining: usize, size: usize, min_chunk: usize) -> usize {
+    remaining
+        .div_ceil(size)
+        .max(min_chunk.max(1))
+        .min(remaining)
+}
+
+/// Takes the next chunk of `0..len` from the shared counter `next`, or `None` when the loop is
+/// exhausted. `Static` is not taken from a counter and returns `None` here.
+#[inline]
+pub(crate) fn take_chunk(
+    schedule: Schedule,
+    next: &AtomicUsize,
+    len: usize,
+    size: usize,
+) -> Option<Range<usize>> {
+    match schedule {
+        Schedule::Static => None,
+        Schedule::Dynamic { chunk } => {
+            let chunk = chunk.max(1);
+            // Relaxed is enough: the counter only partitions indices; the data the loop body
+            // touches is published by the region start and the join.
+            let lo = next.fetch_add(chunk, Ordering::Relaxed);
+            if lo >= len {
+                // Keep the counter from creeping towards overflow on very long spins.
+                return None;
+            }
+            Some(lo..(lo + chunk).min(len))
+        }
+        Schedule::Guided { min_chunk } => {
+            let mut lo = next.load(Ordering::Relaxed);
+            loop {
+                if lo >= len {
+                    return None;
+                }
+                let take = guided_chunk(len - lo, size, min_chunk);
+                match next.compare_exchange_weak(
+                    lo,
+                    lo + take,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(lo..lo + take),
+                    Err(cur) => lo = cur,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_chunks_cover_the_range() {
+        for len in [0usize, 1, 7, 100, 1001] {
+            for size in 1..9 {
+                let mut covered = 0;
+                let mut prev_hi = 0;
+                for m in 0..size {
+                    let r = static_chunk(len, m, size);
+                    assert_eq!(r.start, prev_hi);
+                    prev_hi = r.end;
+                    covered += r.len();
+                    // equal within one
+                    assert!(r.len() >= len / size && r.len() <= len / size + 1);
+                }
+                assert_eq!(covered, len);
+                assert_eq!(prev_hi, len);
+            }
+        }
+    }
+
+    #[test]
+    fn guided_chunks_shrink_to_the_minimum() {
+        let next = AtomicUsize::new(0);
+        let sizes: Vec<usize> =
+            std::iter::from_fn(|| take_chunk(Schedule::guided(3), &next, 100, 4).map(|r| r.len()))
+                .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 100);
+        assert_eq!(sizes[0], 25);
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
+        assert!(sizes[..sizes.len() - 1].iter().all(|&s| s >= 3));
+    }
+
+    #[test]
+    fn dynamic_zero_chunk_means_one() {
+        let next = AtomicUsize::new(0);
+        let n = std::iter::from_fn(|| take_chunk(Schedule::dynamic(0), &next, 5, 2)).count();
+        assert_eq!(n, 5);
+    }
+}

@@ -1,0 +1,299 @@
+//! [`Team`]: what user code sees inside a region, and the per-region state its members share.
+//!
+//! # Team barrier
+//!
+//! A centralized barrier: a member reads the barrier event's sequence, then increments the
+//! arrival count (`AcqRel`). The member that brings the count to the team size resets it to 0,
+//! runs the barrier's completion action (resetting the work-sharing counter at the end of a
+//! work-shared loop; handing the arrival times to the wait strategy), and notifies the event,
+//! which releases the others. Because every member read the sequence before arriving, and the
+//! reset happens before the notify, a member that hurries on to the next barrier always counts
+//! into the fresh count.
+//!
+//! # Panics and poisoning
+//!
+//! A member whose closure panics marks the region poisoned and notifies the barrier event.
+//! Members waiting at a barrier, and members arriving at one later, then unwind with a private
+//! marker payload instead of waiting for a member that will never come; work-shared loops stop
+//! handing out chunks. Every member still arrives at the join, and the thread that started the
+//! region re-raises the first real panic payload there.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::schedule::{static_chunk, take_chunk};
+use crate::wait::{Event, WaitInfo, WaitSite};
+use crate::{MemberInfo, Policy, Schedule, ThreadHandle, WaitStrategy};
+
+/// The payload a member unwinds with when the region was poisoned by another member's panic.
+pub(crate) struct TeamAborted;
+
+/// State shared by the members of the running region. One per runtime, reused region after
+/// region (regions of a runtime are serialized); written by the starting thread only while no
+/// worker is in a region.
+#[derive(Debug)]
+pub(crate) struct RegionState {
+    /// Region start, in nanoseconds since the runtime's epoch.
+    pub(crate) start_ns: AtomicU64,
+    arrived: CachePadded<AtomicUsize>,
+    barrier_event: CachePadded<Event>,
+    ws_next: CachePadded<AtomicUsize>,
+    pub(crate) poisoned: AtomicBool,
+    pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
+    pub(crate) blocks: AtomicU32,
+    /// Barrier arrival times for strategies that want them.
+    barrier_arrivals: Box<[AtomicU64]>,
+    pub(crate) probe_enter: Box<[AtomicU64]>,
+    pub(crate) probe_leave: Box<[AtomicU64]>,
+    pub(crate) epoch: Instant,
+}
+
+fn zeros(n: usize) -> Box<[AtomicU64]> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
+}
+
+impl RegionState {
+    pub(crate) fn new(max_threads: usize, epoch: Instant) -> Self {
+        Self {
+            start_ns: AtomicU64::new(0),
+            arrived: CachePadded::new(AtomicUsize::new(0)),
+            barrier_event: CachePadded::new(Event::default()),
+            ws_next: CachePadded::new(AtomicUsize::new(0)),
+            poisoned: AtomicBool::new(false),
+            panic: Mutex::new(None),
+            blocks: AtomicU32::new(0),
+            barrier_arrivals: zeros(max_threads),
+            probe_enter: zeros(max_threads),
+            probe_leave: zeros(max_threads),
+            epoch,
+        }
+    }
+
+    /// Prepares the state for a region. Called by the starting thread while no worker is in a
+    /// region; the mailbox notifications that follow publish it. Words the protocol leaves at
+    /// their initial value are only written when a panic or a loop without a closing barrier
+    /// left them dirty, so that a region start does not pull cache lines away from workers.
+    pub(crate) fn reset(&self, timing: bool) {
+        if self.arrived.load(Ordering::Relaxed) != 0 {
+            self.arrived.store(0, Ordering::Relaxed);
+        }
+        if self.ws_next.load(Ordering::Relaxed) != 0 {
+            self.ws_next.store(0, Ordering::Relaxed);
+        }
+        if self.poisoned.load(Ordering::Relaxed) {
+            self.poisoned.store(false, Ordering::Relaxed);
+        }
+        if self.blocks.load(Ordering::Relaxed) != 0 {
+            self.blocks.store(0, Ordering::Relaxed);
+        }
+        if timing {
+            self.start_ns.store(self.now_ns(), Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Nanoseconds since the region started.
+    #[inline]
+    pub(crate) fn since_start_ns(&self) -> u64 {
+        self.now_ns()
+            .saturating_sub(self.start_ns.load(Ordering::Relaxed))
+    }
+
+    /// Records a panic of a member and releases everyone waiting at a barrier.
+    pub(crate) fn poison(&self, payload: Box<dyn Any + Send>) {
+        if !payload.is::<TeamAborted>() {
+            let mut slot = self.panic.lock();
+            if slot.is_none() {
+                *slot = Some(payload);
+            }
+        }
+        self.poisoned.store(true, Ordering::Release);
+        self.barrier_event.notify();
+    }
+
+    #[inline]
+    fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire)
+    }
+}
+
+thread_local! {
+    static ARRIVALS_BUF: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A member's handle on its team, passed to the closure of
+/// [`Runtime::region`](crate::Runtime::region).
+///
+/// A `Team` belongs to one member on one thread: it is neither `Send` nor `Sync`.
+///
+/// ```
+/// use asat_core::{Runtime, Schedule};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let rt = Runtime::builder().max_threads(2).build().unwrap();
+/// let sum = AtomicUsize::new(0);
+/// rt.region(|team| {
+///     // every member runs this; the loop's iterations are shared among them
+///     team.for_each(0..100, Schedule::dynamic(8), |i| {
+///         sum.fetch_add(i, Ordering::Relaxed);
+///     });
+///     // for_each ends with a barrier, so every iteration is done here
+///     assert_eq!(sum.load(Ordering::Relaxed), 4950);
+/// });
+/// ```
+pub struct Team<'a> {
+    pub(crate) state: &'a RegionState,
+    pub(crate) policy: Option<&'a dyn Policy>,
+    pub(crate) wait: &'a dyn WaitStrategy,
+    pub(crate) member: usize,
+    pub(crate) size: usize,
+    pub(crate) region: u64,
+    pub(crate) thread: ThreadHandle,
+    pub(crate) _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for Team<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team")
+            .field("index", &self.member)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl<'a> Team<'a> {
+    /// This member's index, `0..size()`. Member 0 is the thread that started the region.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.member
+    }
+
+    /// The number of members.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub(crate) fn info(&self) -> MemberInfo {
+        MemberInfo {
+            member: self.member,
+            team_size: self.size,
+            region: self.region,
+            thread: self.thread,
+        }
+    }
+
+    #[inline]
+    fn safe_point(&self) {
+        if let Some(p) = self.policy {
+            p.safe_point(&self.info());
+        }
+    }
+
+    /// Waits until every member of the team has called `barrier`.
+    ///
+    /// If another member panicked, this unwinds instead (the region then re-raises that
+    /// member's panic at the call that started it).
+    pub fn barrier(&self) {
+        self.barrier_with(WaitSite::Barrier, || {});
+    }
+
+    /// The team barrier with a completion action run by the last arriver before the release.
+    pub(crate) fn barrier_with(&self, site: WaitSite, on_last: impl FnOnce()) {
+        let st = self.state;
+        if self.size == 1 {
+            on_last();
+            return;
+        }
+        self.safe_point();
+        let seen = st.barrier_event.current();
+        let wants = self.wait.wants_arrivals();
+        if wants {
+            st.barrier_arrivals[self.member].store(st.since_start_ns(), Ordering::Relaxed);
+        }
+        let info = WaitInfo {
+            site,
+            member: self.member,
+            team_size: self.size,
+        };
+        if st.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.size {
+            st.arrived.store(0, Ordering::Relaxed);
+            on_last();
+            if wants {
+                ARRIVALS_BUF.with(|b| {
+                    let mut b = b.borrow_mut();
+                    b.clear();
+                    b.extend(
+                        st.barrier_arrivals[..self.size]
+                            .iter()
+                            .map(|a| a.load(Ordering::Relaxed)),
+                    );
+                    self.wait.all_arrived(&info, &b);
+                });
+            }
+            st.barrier_event.notify();
+        } else {
+            let out = st
+                .barrier_event
+                .wait(seen, self.wait, &info, || st.is_poisoned());
+            if out.blocked {
+                st.blocks.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if st.is_poisoned() {
+            std::panic::resume_unwind(Box::new(TeamAborted));
+        }
+    }
+
+    /// Runs `f` on every index of `range`, the indices shared among the members by `schedule`
+    /// (the `omp for` of an `omp parallel` region). Every member must call it, with the same
+    /// range and schedule; it ends with a team barrier.
+    pub fn for_each(&self, range: Range<usize>, schedule: Schedule, f: impl Fn(usize)) {
+        self.for_chunks(range, schedule, |r| r.for_each(&f));
+    }
+
+    /// Like [`for_each`](Team::for_each), but hands `f` whole chunks (sub-ranges), so that
+    /// the loop body can be vectorized. Ends with a team barrier.
+    pub fn for_chunks(&self, range: Range<usize>, schedule: Schedule, f: impl Fn(Range<usize>)) {
+        self.share(range, schedule, &f);
+        let next = &self.state.ws_next;
+        self.barrier_with(WaitSite::Barrier, || next.store(0, Ordering::Relaxed));
+    }
+
+    /// The work-sharing part of a loop, without the closing barrier. The shared counter must be
+    /// 0 when the first member starts taking chunks.
+    pub(crate) fn share(&self, range: Range<usize>, schedule: Schedule, f: &impl Fn(Range<usize>)) {
+        let base = range.start;
+        let len = range.end.saturating_sub(range.start);
+        match schedule {
+            Schedule::Static => {
+                let r = static_chunk(len, self.member, self.size);
+                if !r.is_empty() {
+                    self.safe_point();
+                    f(base + r.start..base + r.end);
+                }
+            }
+            _ => loop {
+                if self.state.is_poisoned() {
+                    break;
+                }
+                self.safe_point();
+                match take_chunk(schedule, &self.state.ws_next, len, self.size) {
+                    Some(r) => f(base + r.start..base + r.end),
+                    None => break,
+                }
+            },
+        }
+    }
+}

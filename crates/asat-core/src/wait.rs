@@ -1,0 +1,317 @@
+//! How a thread waits: the [`WaitStrategy`] trait, the default [`SpinThenPark`], and the
+//! event primitive every wait in the runtime goes through.
+//!
+//! # Protocol
+//!
+//! Every place where a thread of a runtime waits (the caller at a region's join, a member at a
+//! team barrier or at the probe barrier, an idle worker between regions) waits for an
+//! [`Event`]'s sequence number to move past a value it read earlier. A waiter
+//!
+//! 1. returns at once if its condition already holds (no strategy call, no clock read);
+//! 2. otherwise asks the strategy for a spin limit ([`WaitStrategy::spin_limit`]) and spins,
+//!    re-checking, until the condition holds or the limit passes;
+//! 3. then blocks: it announces itself in the event's sleeper count (`SeqCst`), and in a loop
+//!    reads the sequence, re-checks the condition (`SeqCst`) and sleeps on the futex while the
+//!    sequence still has the value it read;
+//! 4. reports the wait to the strategy ([`WaitStrategy::waited`]).
+//!
+//! The condition is either "the sequence moved" ([`Event::wait`]; the notifier increments it)
+//! or another word the notifier writes ([`Event::wait_until`]; the notifier then increments the
+//! sequence only when the sleeper count is non-zero). Both sides use `SeqCst` for "write mine,
+//! read theirs", so either the notifier sees the sleeper or the sleeper sees the condition: no
+//! wake-up is lost, and a wait that ends in the spin phase costs no system call on either
+//! side.
+//!
+//! Idle workers wait with [`WaitSite::Idle`]; the runtime caps their spin at
+//! [`IDLE_SPIN_CAP`] whatever the strategy returns, so an idle runtime never burns a CPU.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The longest an idle worker spins before it blocks, whatever its strategy says.
+pub const IDLE_SPIN_CAP: Duration = Duration::from_millis(1);
+
+/// Where a thread is waiting.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitSite {
+    /// The thread that started a region, waiting for the team at the region's end.
+    Join,
+    /// A team member at [`Team::barrier`](crate::Team::barrier) or at the implicit barrier that
+    /// ends a work-shared loop inside a region.
+    Barrier,
+    /// A team member at the timed barrier of a probe (see [`Plan::Probe`](crate::Plan::Probe)).
+    Probe,
+    /// A worker between regions, waiting to be given work.
+    Idle,
+}
+
+/// What a strategy is told about a wait that is about to start or has ended.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug)]
+pub struct WaitInfo {
+    /// Where the wait happens.
+    pub site: WaitSite,
+    /// The waiting thread's member index in its team (0 is the thread that started the region;
+    /// for [`WaitSite::Idle`] it is the worker's index, starting at 1).
+    pub member: usize,
+    /// The size of the team (for [`WaitSite::Idle`], the runtime's `max_threads`).
+    pub team_size: usize,
+}
+
+/// How a wait went.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug)]
+pub struct WaitOutcome {
+    /// From the start of the wait to its end (spinning and blocking together).
+    pub waited: Duration,
+    /// Whether the thread gave up spinning and blocked in the kernel.
+    pub blocked: bool,
+}
+
+/// How a thread waits at a join, a barrier, or while idle: spin for a while, then block.
+///
+/// The runtime owns the waiting loop and the futex; a strategy only chooses the spin limit and
+/// may learn from how waits went. One strategy object serves every thread of a runtime, so its
+/// methods take `&self` and are called concurrently.
+///
+/// All methods are called by the waiting thread itself (or, for
+/// [`all_arrived`](WaitStrategy::all_arrived), by the last thread to arrive at a barrier, just
+/// before it releases the others). They must not block, must not panic, and should be cheap:
+/// they sit on the barrier's critical path.
+pub trait WaitStrategy: Send + Sync + fmt::Debug {
+    /// How long to spin before blocking. [`Duration::MAX`] spins until released (for
+    /// [`WaitSite::Idle`] the runtime caps it at [`IDLE_SPIN_CAP`]); [`Duration::ZERO`] blocks at
+    /// once.
+    fn spin_limit(&self, info: &WaitInfo) -> Duration;
+
+    /// Called when a wait that did not end at once has ended.
+    fn waited(&self, info: &WaitInfo, outcome: &WaitOutcome) {
+        let _ = (info, outcome);
+    }
+
+    /// Whether the strategy wants [`all_arrived`](WaitStrategy::all_arrived) calls. When it
+    /// returns `true`, every member reads the clock as it arrives at a team barrier.
+    fn wants_arrivals(&self) -> bool {
+        false
+    }
+
+    /// Called by the last thread to arrive at a team barrier, before it releases the others,
+    /// with each member's arrival time in nanoseconds since the region started (index =
+    /// member index). Only called when [`wants_arrivals`](WaitStrategy::wants_arrivals) is true.
+    fn all_arrived(&self, info: &WaitInfo, arrivals_ns: &[u64]) {
+        let _ = (info, arrivals_ns);
+    }
+}
+
+/// The default strategy: spin for a bounded time, then block.
+///
+/// The default spin is 50 µs: about twice the cost of a cross-CPU futex wake on a virtual
+/// machine (~30 µs), so a wait that ends within two context switches never blocks, and a wait
+/// for a thread that is not running (an oversubscribed machine) gives the CPU away soon.
+#[derive(Clone, Copy, Debug)]
+pub struct SpinThenPark {
+    spin: Duration,
+}
+
+impl SpinThenPark {
+    /// The default spin limit.
+    pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
+
+    /// A strategy that spins for `spin`, then blocks.
+    pub const fn new(spin: Duration) -> Self {
+        Self { spin }
+    }
+
+    /// The spin limit.
+    pub const fn spin(&self) -> Duration {
+        self.spin
+    }
+}
+
+impl Default for SpinThenPark {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_SPIN)
+    }
+}
+
+impl WaitStrategy for SpinThenPark {
+    fn spin_limit(&self, _info: &WaitInfo) -> Duration {
+        self.spin
+    }
+}
+
+/// A sequence number threads wait on, with a sleeper count so that notifying costs no system
+/// call while nobody sleeps. See the module docs for the protocol.
+#[derive(Debug, Default)]
+pub(crate) struct Event {
+    seq: AtomicU32,
+    sleepers: AtomicU32,
+}
+
+impl Event {
+    /// The current sequence number (`Acquire`: what the notifier wrote before notifying is
+    /// visible once a changed value is seen).
+    #[inline]
+    pub(crate) fn current(&self) -> u32 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    /// Move the sequence on and wake every sleeper.
+    #[inline]
+    pub(crate) fn notify(&self) {
+        self.seq.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            atomic_wait::wake_all(&self.seq);
+        }
+    }
+
+    /// Wake the sleepers of [`wait_until`](Event::wait_until), if there are any. The caller
+    /// must have made the waiters' condition true with a `SeqCst` write first.
+    #[inline]
+    pub(crate) fn notify_sleepers(&self) {
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            self.seq.fetch_add(1, Ordering::SeqCst);
+            atomic_wait::wake_all(&self.seq);
+        }
+    }
+
+    /// Wait until the sequence differs from `seen` or `cancel()` returns true. Whoever makes
+    /// `cancel()` true must call [`notify`](Event::notify) afterwards, or a blocked waiter
+    /// would not see it.
+    #[inline]
+    pub(crate) fn wait(
+        &self,
+        seen: u32,
+        strategy: &dyn WaitStrategy,
+        info: &WaitInfo,
+        cancel: impl Fn() -> bool,
+    ) -> WaitOutcome {
+        self.wait_until(|| self.current() != seen || cancel(), strategy, info)
+    }
+
+    /// Wait until `done()` is true. Whoever makes it true does so with a `SeqCst` write and
+    /// then calls [`notify_sleepers`](Event::notify_sleepers) (or [`notify`](Event::notify)).
+    #[inline]
+    pub(crate) fn wait_until(
+        &self,
+        done: impl Fn() -> bool,
+        strategy: &dyn WaitStrategy,
+        info: &WaitInfo,
+    ) -> WaitOutcome {
+        if done() {
+            return WaitOutcome {
+                waited: Duration::ZERO,
+                blocked: false,
+            };
+        }
+        self.wait_slow(&done, strategy, info)
+    }
+
+    #[cold]
+    fn wait_slow(
+        &self,
+        done: &dyn Fn() -> bool,
+        strategy: &dyn WaitStrategy,
+        info: &WaitInfo,
+    ) -> WaitOutcome {
+        let start = Instant::now();
+        let mut limit = strategy.spin_limit(info);
+        if info.site == WaitSite::Idle {
+            limit = limit.min(IDLE_SPIN_CAP);
+        }
+        let mut blocked = false;
+        if spin_until(start, limit, done) {
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            loop {
+                let seen = self.seq.load(Ordering::SeqCst);
+                if done() {
+                    break;
+                }
+                blocked = true;
+                atomic_wait::wait(&self.seq, seen);
+            }
+            self.sleepers.fetch_sub(1, Ordering::Release);
+        }
+        let outcome = WaitOutcome {
+            waited: start.elapsed(),
+            blocked,
+        };
+        strategy.waited(info, &outcome);
+        outcome
+    }
+}
+
+/// Spin until `done()` or until `limit` has passed since `start`. Returns true when the limit
+/// passed first.
+#[inline]
+pub(crate) fn spin_until(start: Instant, limit: Duration, done: impl Fn() -> bool) -> bool {
+    let mut spins = 0u32;
+    loop {
+        if done() {
+            return false;
+        }
+        std::hint::spin_loop();
+        spins = spins.wrapping_add(1);
+        if spins % 32 == 0 && start.elapsed() >= limit {
+            return true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[derive(Debug)]
+    struct Block;
+    impl WaitStrategy for Block {
+        fn spin_limit(&self, _: &WaitInfo) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    fn info() -> WaitInfo {
+        WaitInfo {
+            site: WaitSite::Barrier,
+            member: 1,
+            team_size: 2,
+        }
+    }
+
+    #[test]
+    fn wait_returns_at_once_when_already_moved() {
+        let e = Event::default();
+        let seen = e.current();
+        e.notify();
+        let o = e.wait(seen, &Block, &info(), || false);
+        assert!(!o.blocked);
+    }
+
+    #[test]
+    fn blocked_waiter_is_woken() {
+        let e = Arc::new(Event::default());
+        let seen = e.current();
+        let e2 = Arc::clone(&e);
+        let h = std::thread::spawn(move || e2.wait(seen, &Block, &info(), || false));
+        std::thread::sleep(Duration::from_millis(50));
+        e.notify();
+        let o = h.join().unwrap();
+        assert!(o.blocked, "a zero spin limit must block");
+        assert!(o.waited >= Duration::from_millis(10));
+    }
+
+    #[test]
+    fn spin_only_waiter_does_not_block() {
+        let e = Arc::new(Event::default());
+        let seen = e.current();
+        let e2 = Arc::clone(&e);
+        let spin = SpinThenPark::new(Duration::MAX);
+        let h = std::thread::spawn(move || e2.wait(seen, &spin, &info(), || false));
+        std::thread::sleep(Duration::from_millis(20));
+        e.notify();
+        assert!(!h.join().unwrap().blocked);
+    }
+}

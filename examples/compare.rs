@@ -1,0 +1,581 @@
+//! The ASAT paper's experiment (section 6): copies of a fine-grain fork-join job run at once, as
+//! separate processes, under each policy; mean job time against the number of copies.
+//!
+//! ```text
+//! cargo run --release --example compare -- --policies single,fixed,rayon,gomp,gomp-dynamic \
+//!     --grains 10000,100000 --copies 1,2,3,4 --out out/compare
+//! ```
+//!
+//! Each job repeats a 1-D Jacobi sweep (`b[i] = (a[i-1] + a[i] + a[i+1]) / 3`, then swap) over
+//! `grain` elements, one parallel loop per sweep, until it has done `--total` element updates.
+//! Writes `DIR/compare.csv`, `DIR/compare.svg` and prints the table.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use asat::{Runtime, Schedule};
+use asat_peers::{kernel, omp, rayon_peer};
+use clap::Parser;
+use plotters::prelude::*;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Copies of a fine-grain fork-join job under each policy (the ASAT paper, section 6)"
+)]
+struct Args {
+    /// Policies to compare: single, fixed, rayon, gomp, gomp-dynamic.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "single,fixed,rayon,gomp,gomp-dynamic"
+    )]
+    policies: Vec<String>,
+    /// Elements per parallel loop.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    grains: Vec<usize>,
+    /// Numbers of copies run at once.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    copies: Vec<usize>,
+    /// Element updates per job (default: what one thread does in about 2 s, measured per grain).
+    #[arg(long)]
+    total: Option<f64>,
+    /// Repetitions of each cell; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
+    /// Seconds after which a copy is killed and its row marked timed out.
+    #[arg(long, default_value_t = 15.0)]
+    timeout: f64,
+    /// Threads per job (default: the CPUs this process may use).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Single-threaded CPU hog processes run alongside the copies (load that is not ASAT).
+    #[arg(long, default_value_t = 0)]
+    hogs: usize,
+    /// Record ASAT's team size over time per copy: DIR/asat_trace.csv and DIR/asat_trace.svg
+    /// (of the last asat cell run; every asat cell also gets DIR/asat_trace_g{grain}_c{copies}.csv).
+    #[arg(long)]
+    trace: bool,
+    /// Output folder.
+    #[arg(long, default_value = "out/compare")]
+    out: PathBuf,
+    /// Internal: be a CPU hog until killed.
+    #[arg(long, hide = true)]
+    hog: bool,
+    /// Internal: run one copy of a job and print its result.
+    #[arg(long, hide = true)]
+    worker: bool,
+    #[arg(long, hide = true, default_value = "fixed")]
+    policy: String,
+    #[arg(long, hide = true, default_value_t = 10000)]
+    grain: usize,
+    #[arg(long, hide = true, default_value_t = 1)]
+    sweeps: usize,
+}
+
+const POLICIES: [&str; 6] = ["single", "fixed", "asat", "rayon", "gomp", "gomp-dynamic"];
+
+fn main() {
+    let args = Args::parse();
+    if args.hog {
+        let mut x = 0u64;
+        loop {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+    if args.worker {
+        worker(&args);
+        return;
+    }
+    if let Err(e) = run(&args) {
+        eprintln!("compare: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// What one copy reports.
+#[derive(Clone, Debug, Default)]
+struct CopyResult {
+    wall_s: f64,
+    join_wait_pct: Option<f64>,
+    cpu_s: f64,
+    timed_out: bool,
+    /// `t_s team_size passage_us decision` lines of an ASAT copy run with --trace.
+    trace: Vec<String>,
+}
+
+fn cpu_seconds() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage fills the rusage it is pointed at; it cannot fail for RUSAGE_SELF.
+    let ru = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
+        ru.assume_init()
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn worker(args: &Args) {
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let (mut a, mut b) = kernel::buffers(args.grain);
+    let n = a.len();
+    let mut join_wait = None;
+    let start = Instant::now();
+    let asat_policy = std::sync::Arc::new(asat::Asat::new());
+    match args.policy.as_str() {
+        "single" | "fixed" | "asat" => {
+            let mut builder = Runtime::builder().max_threads(threads).timing(true);
+            builder = match args.policy.as_str() {
+                "single" => builder.policy(asat::Single),
+                "asat" => builder.shared_policy(asat_policy.clone()),
+                _ => builder.policy(asat::Fixed::all()),
+            };
+            let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
+            for _ in 0..args.sweeps {
+                let src = &a;
+                rt.parallel_slice_mut(&mut b[1..n - 1], Schedule::Static, |start, out| {
+                    kernel::sweep_chunk(src, out, start + 1)
+                });
+                std::mem::swap(&mut a, &mut b);
+            }
+            join_wait = Some(rt.stats().join_wait_pct());
+        }
+        "rayon" => {
+            let pool = rayon_peer::pool(threads);
+            rayon_peer::jacobi(&pool, &mut a, &mut b, args.sweeps);
+        }
+        "gomp" | "gomp-dynamic" => {
+            omp::jacobi_omp(&mut a, &mut b, args.sweeps);
+        }
+        "serial-c" => omp::jacobi_serial(&mut a, &mut b, args.sweeps),
+        "serial-rust" => kernel::serial(&mut a, &mut b, args.sweeps),
+        other => panic!("unknown policy {other}"),
+    }
+    let wall = start.elapsed().as_secs_f64();
+    if args.trace {
+        for e in asat_policy.history() {
+            println!(
+                "TRACE {} {} {} {}",
+                e.at.as_secs_f64(),
+                e.threads_after,
+                e.passage
+                    .map_or(String::new(), |p| format!("{:.1}", p.as_secs_f64() * 1e6)),
+                e.decision.as_str()
+            );
+        }
+    }
+    println!(
+        "RESULT wall_s={wall} join_wait_pct={} cpu_s={} checksum={}",
+        join_wait.map_or(String::from("-"), |j| format!("{j}")),
+        cpu_seconds(),
+        kernel::checksum(&a)
+    );
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn spawn_copy(
+    args: &Args,
+    policy: &str,
+    grain: usize,
+    sweeps: usize,
+    threads: usize,
+) -> std::io::Result<Child> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--worker",
+        "--policy",
+        policy,
+        "--grain",
+        &grain.to_string(),
+        "--sweeps",
+        &sweeps.to_string(),
+        "--threads",
+        &threads.to_string(),
+    ]);
+    cmd.env("OMP_NUM_THREADS", threads.to_string());
+    cmd.env_remove("OMP_DYNAMIC");
+    if policy == "gomp-dynamic" {
+        cmd.env("OMP_DYNAMIC", "true");
+    }
+    if args.trace {
+        cmd.arg("--trace");
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()
+}
+
+/// Runs `copies` copies at once; returns each copy's result.
+fn run_cell(
+    args: &Args,
+    policy: &str,
+    grain: usize,
+    sweeps: usize,
+    copies: usize,
+    threads: usize,
+) -> Result<Vec<CopyResult>, String> {
+    let mut children = Vec::new();
+    for _ in 0..copies {
+        children.push(
+            spawn_copy(args, policy, grain, sweeps, threads)
+                .map_err(|e| format!("cannot start a copy: {e}"))?,
+        );
+    }
+    let started = Instant::now();
+    let deadline = Duration::from_secs_f64(args.timeout);
+    let mut results = vec![None; copies];
+    loop {
+        let mut running = 0;
+        for (i, c) in children.iter_mut().enumerate() {
+            if results[i].is_some() {
+                continue;
+            }
+            match c.try_wait() {
+                Ok(Some(status)) => {
+                    let mut out = String::new();
+                    if let Some(so) = c.stdout.take() {
+                        for line in BufReader::new(so).lines().map_while(Result::ok) {
+                            out.push_str(&line);
+                        }
+                    }
+                    if !status.success() {
+                        return Err(format!("a {policy} copy failed: {status}"));
+                    }
+                    results[i] =
+                        Some(parse_result(&out).ok_or_else(|| format!("bad copy output {out:?}"))?);
+                }
+                Ok(None) if started.elapsed() > deadline => {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    results[i] = Some(CopyResult {
+                        wall_s: args.timeout,
+                        join_wait_pct: None,
+                        cpu_s: f64::NAN,
+                        timed_out: true,
+                        trace: Vec::new(),
+                    });
+                }
+                Ok(None) => running += 1,
+                Err(e) => return Err(format!("waiting for a copy: {e}")),
+            }
+        }
+        if running == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
+}
+
+fn parse_result(line: &str) -> Option<CopyResult> {
+    let rest = line.trim().strip_prefix("RESULT ")?;
+    let mut r = CopyResult::default();
+    for kv in rest.split_whitespace() {
+        let (k, v) = kv.split_once('=')?;
+        match k {
+            "wall_s" => r.wall_s = v.parse().ok()?,
+            "join_wait_pct" => r.join_wait_pct = v.parse().ok(),
+            "cpu_s" => r.cpu_s = v.parse().ok()?,
+            _ => {}
+        }
+    }
+    Some(r)
+}
+
+/// One row of the table.
+#[derive(Clone, Debug)]
+struct Row {
+    policy: String,
+    grain: usize,
+    copies: usize,
+    mean_job_s: f64,
+    min_job_s: f64,
+    max_job_s: f64,
+    join_wait_pct: Option<f64>,
+    cpu_s: f64,
+    timed_out: bool,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Sweeps for a job of about `total` element updates at this grain (or ~2 s on one thread).
+fn sweeps_for(args: &Args, grain: usize, threads: usize) -> Result<usize, String> {
+    let per_sweep = grain.saturating_sub(2).max(1) as f64;
+    if let Some(total) = args.total {
+        return Ok(((total / per_sweep).round() as usize).max(1));
+    }
+    // Calibrate: one single-threaded copy for ~0.25 s.
+    let probe_sweeps = ((5e8 / per_sweep) as usize).max(1);
+    let r = run_cell(args, "serial-rust", grain, probe_sweeps, 1, threads)?;
+    let rate = probe_sweeps as f64 / r[0].wall_s.max(1e-6);
+    Ok(((2.0 * rate).round() as usize).max(1))
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    for p in &args.policies {
+        if !POLICIES.contains(&p.as_str()) {
+            return Err(format!(
+                "unknown policy {p:?}: must be one of {}",
+                POLICIES.join(", ")
+            ));
+        }
+    }
+    if args.grains.iter().any(|&g| g < 3) {
+        return Err("grain must be at least 3 elements".into());
+    }
+    if args.copies.contains(&0) || args.reps == 0 {
+        return Err("--copies and --reps must be at least 1".into());
+    }
+    let threads = args.threads.unwrap_or_else(default_threads);
+    if threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let cells = args.grains.len() * args.policies.len() * args.copies.len() * args.reps;
+    let mut done = 0;
+    let mut rows = Vec::new();
+    let overall = Instant::now();
+    for &grain in &args.grains {
+        let sweeps = sweeps_for(args, grain, threads)?;
+        eprintln!(
+            "grain {grain}: {sweeps} sweeps per job ({:.2e} element updates), {threads} threads per job",
+            sweeps as f64 * (grain - 2) as f64
+        );
+        for policy in &args.policies {
+            for &copies in &args.copies {
+                let mut means = Vec::new();
+                let mut all = Vec::new();
+                for _ in 0..args.reps {
+                    done += 1;
+                    let res = run_cell(args, policy, grain, sweeps, copies, threads)?;
+                    let mean = res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64;
+                    eprintln!(
+                        "[{done:>3}/{cells}] {policy:<13} grain={grain:<8} copies={copies}  mean job {mean:>7.3} s{}   ({:.0} s elapsed)",
+                        if res.iter().any(|r| r.timed_out) { "  TIMED OUT" } else { "" },
+                        overall.elapsed().as_secs_f64()
+                    );
+                    means.push(mean);
+                    if args.trace && policy == "asat" {
+                        write_trace(args, grain, copies, &res)?;
+                    }
+                    all.extend(res);
+                }
+                let jw: Vec<f64> = all.iter().filter_map(|r| r.join_wait_pct).collect();
+                rows.push(Row {
+                    policy: policy.clone(),
+                    grain,
+                    copies,
+                    mean_job_s: median(means),
+                    min_job_s: all.iter().map(|r| r.wall_s).fold(f64::INFINITY, f64::min),
+                    max_job_s: all.iter().map(|r| r.wall_s).fold(0.0, f64::max),
+                    join_wait_pct: (!jw.is_empty())
+                        .then(|| jw.iter().sum::<f64>() / jw.len() as f64),
+                    cpu_s: all.iter().map(|r| r.cpu_s).sum::<f64>() / all.len() as f64,
+                    timed_out: all.iter().any(|r| r.timed_out),
+                });
+            }
+        }
+    }
+    write_csv(args, &rows)?;
+    print_table(&rows);
+    plot(args, &rows).map_err(|e| format!("plot: {e}"))?;
+    eprintln!(
+        "wrote {0}/compare.csv and {0}/compare.svg",
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// Writes the ASAT trace of one cell (and makes it the current DIR/asat_trace.{csv,svg}).
+fn write_trace(args: &Args, grain: usize, copies: usize, res: &[CopyResult]) -> Result<(), String> {
+    let mut csv = String::from("copy,t_s,team_size,passage_us,decision\n");
+    let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
+    for (copy, r) in res.iter().enumerate() {
+        let mut pts = Vec::new();
+        for line in &r.trace {
+            let f: Vec<&str> = line.split(' ').collect();
+            if f.len() == 4 {
+                csv.push_str(&format!("{copy},{},{},{},{}\n", f[0], f[1], f[2], f[3]));
+                if let (Ok(t), Ok(n)) = (f[0].parse::<f64>(), f[1].parse::<f64>()) {
+                    pts.push((t, n));
+                }
+            }
+        }
+        series.push(pts);
+    }
+    for name in [
+        format!("asat_trace_g{grain}_c{copies}.csv"),
+        "asat_trace.csv".into(),
+    ] {
+        let path = args.out.join(name);
+        std::fs::write(&path, &csv).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    plot_trace(args, grain, copies, &series).map_err(|e| format!("trace plot: {e}"))
+}
+
+fn plot_trace(
+    args: &Args,
+    grain: usize,
+    copies: usize,
+    series: &[Vec<(f64, f64)>],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let path = args.out.join("asat_trace.svg");
+    let root = SVGBackend::new(&path, (760, 380)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let tmax = series
+        .iter()
+        .flatten()
+        .map(|p| p.0)
+        .fold(0.0, f64::max)
+        .max(0.1);
+    let nmax = series.iter().flatten().map(|p| p.1).fold(1.0, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "ASAT team size over time (grain {grain}, {copies} copies, {} hogs)",
+                args.hogs
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0.0..tmax * 1.02, 0.0..nmax + 0.5)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("team size")
+        .draw()?;
+    for (copy, pts) in series.iter().enumerate() {
+        let color = Palette99::pick(copy).to_rgba();
+        // a step line: the size holds until the next evaluation
+        let mut steps = Vec::new();
+        for w in pts.windows(2) {
+            steps.push(w[0]);
+            steps.push((w[1].0, w[0].1));
+        }
+        if let Some(&last) = pts.last() {
+            steps.push(last);
+        }
+        chart
+            .draw_series(LineSeries::new(steps, color.stroke_width(2)))?
+            .label(format!("copy {copy}"))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
+    let path = args.out.join("compare.csv");
+    let mut f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut s = String::from(
+        "policy,grain,copies,mean_job_s,min_job_s,max_job_s,join_wait_pct,cpu_s,timed_out\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{},{},{},{:.4},{:.4},{:.4},{},{:.3},{}\n",
+            r.policy,
+            r.grain,
+            r.copies,
+            r.mean_job_s,
+            r.min_job_s,
+            r.max_job_s,
+            r.join_wait_pct.map_or(String::new(), |j| format!("{j:.1}")),
+            r.cpu_s,
+            r.timed_out
+        ));
+    }
+    f.write_all(s.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<13} {:>8} {:>6} {:>10} {:>9} {:>9} {:>7} {:>7}",
+        "policy", "grain", "copies", "mean_job_s", "min_s", "max_s", "join%", "cpu_s"
+    );
+    for r in rows {
+        println!(
+            "{:<13} {:>8} {:>6} {:>10.3} {:>9.3} {:>9.3} {:>7} {:>7.2}{}",
+            r.policy,
+            r.grain,
+            r.copies,
+            r.mean_job_s,
+            r.min_job_s,
+            r.max_job_s,
+            r.join_wait_pct
+                .map_or(String::from("-"), |j| format!("{j:.1}")),
+            r.cpu_s,
+            if r.timed_out { "  timed out" } else { "" }
+        );
+    }
+}
+
+fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
+    let path = args.out.join("compare.svg");
+    let panels = args.grains.len();
+    let root = SVGBackend::new(&path, (520 * panels as u32, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((1, panels));
+    let max_copies = *args.copies.iter().max().unwrap_or(&1);
+    for (area, &grain) in areas.iter().zip(&args.grains) {
+        let cell: Vec<&Row> = rows.iter().filter(|r| r.grain == grain).collect();
+        let ymax = cell.iter().map(|r| r.mean_job_s).fold(0.0, f64::max) * 1.1 + 1e-3;
+        let mut chart = ChartBuilder::on(area)
+            .caption(format!("grain {grain}"), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0.5f64..max_copies as f64 + 0.5, (0.0..ymax).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("copies")
+            .y_desc("mean job time (s, log)")
+            .x_labels(max_copies)
+            .draw()?;
+        for (i, policy) in args.policies.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let pts: Vec<(f64, f64)> = cell
+                .iter()
+                .filter(|r| &r.policy == policy)
+                .map(|r| (r.copies as f64, r.mean_job_s))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .label(policy.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
