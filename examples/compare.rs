@@ -29,7 +29,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "single,fixed,rayon,gomp,gomp-dynamic"
+        default_value = "single,fixed,asat,rayon,gomp,gomp-dynamic"
     )]
     policies: Vec<String>,
     /// Elements per parallel loop.

@@ -40,7 +40,9 @@ fn drop_joins_every_worker() {
             .build()
             .unwrap();
         assert_eq!(rt.workers_started(), 0, "workers start lazily");
-        rt.parallel_for(0..100, Schedule::Static, |_| {});
+        // an SPMD region runs every member on its own thread (a loop may run members of
+        // workers that have not started yet on the calling thread)
+        rt.region(|_| {});
         assert_eq!(rt.workers_started(), 5);
         assert_eq!(thread_count(name), 5);
     }

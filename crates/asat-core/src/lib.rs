@@ -55,4 +55,6 @@ pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION};
 pub use schedule::Schedule;
 pub use sys::thread::ThreadHandle;
 pub use team::Team;
-pub use wait::{SpinThenPark, WaitInfo, WaitOutcome, WaitSite, WaitStrategy, IDLE_SPIN_CAP};
+pub use wait::{
+    SpinThenPark, WaitInfo, WaitOutcome, WaitSite, WaitStrategy, IDLE_SPIN_CAP, PURE_SPIN,
+};

@@ -236,6 +236,13 @@ pub struct RegionReport<'a> {
     pub wall: Duration,
     /// How many times a member blocked in the kernel while waiting at the join or at a barrier.
     pub blocks: u32,
+    /// How many members of a parallel loop the starting thread ran itself, one after another,
+    /// because their worker had not started them when it finished its own share. A loop's
+    /// members only share work, so this never changes the result; it keeps a worker that is not
+    /// on a CPU (an oversubscribed machine) from holding the loop up. SPMD regions
+    /// ([`Runtime::region`](crate::Runtime::region)) are never revoked: each member runs on its
+    /// own thread.
+    pub revoked: u32,
     /// Whether user code panicked (the panic is re-raised after this call).
     pub panicked: bool,
     /// Per-member timing, when the policy [wants it](Policy::wants_timing) or the runtime was

@@ -11,24 +11,27 @@
 //! 2. It spawns missing workers (lazily, up to `max_threads - 1`), resets the shared
 //!    [`RegionState`] for a team of `n` and a pointer to the body, and reads the join event's
 //!    sequence.
-//! 3. It notifies the mailboxes of workers `1..n` (each a [`SeqCst` increment](crate::wait) that
-//!    publishes the region state). Workers `n..` are not woken.
-//! 4. Each member applies its placement, runs the body under `catch_unwind`, records its arrival
-//!    time (when timing is on), and decrements `remaining` (`AcqRel`). A worker that brings it
-//!    to 0 notifies the join event; after that decrement a worker touches nothing of the region
-//!    (only the runtime's long-lived join event).
-//! 5. Member 0 does the same, then waits on the join event until `remaining` is 0, calls
-//!    [`Policy::region_end`], releases the lock and re-raises the first panic, if any.
+//! 3. It posts the region to the mailboxes of workers `1..n` (writing the job into the
+//!    worker's mailbox line, setting its state to `POSTED` and moving its event, `SeqCst`).
+//!    Workers `n..` are not woken.
+//! 4. Each worker claims its post (CAS `POSTED -> RUNNING`), applies its placement, runs the
+//!    body under `catch_unwind`, records its arrival time (when timing is on), and sets its
+//!    state to `FINISHED` (`SeqCst`); after that store it touches nothing of the region (only
+//!    the runtime's long-lived join event, to wake a sleeping starter).
+//! 5. Member 0 runs its own part. In a parallel loop (not in an SPMD region) it then revokes
+//!    every post no worker has claimed yet (CAS `POSTED -> FINISHED`) and runs those members
+//!    itself, so a worker that is not on a CPU never holds a loop up. It waits until every
+//!    mailbox is `FINISHED`, calls [`Policy::region_end`], releases the lock and re-raises the
+//!    first panic, if any.
 //!
-//! A worker's mailbox sequence moves exactly once per region the worker is a member of, and the
-//! next region cannot start before the worker arrived at the previous join, so each worker
-//! tracks its mailbox by counting.
+//! A post is never overwritten before it is `FINISHED`, so a worker that lost its post to a
+//! revocation, or wakes late, finds either a fresh `POSTED` region or nothing to do.
 
 use std::cell::Cell;
 use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -109,6 +112,7 @@ struct Counters {
     probes: AtomicU64,
     last_team: AtomicU64,
     blocks: AtomicU64,
+    revoked: AtomicU64,
     join_wait_ns: AtomicU64,
     member_ns: AtomicU64,
     wall_ns: AtomicU64,
@@ -127,6 +131,9 @@ pub struct RuntimeStats {
     pub last_team: usize,
     /// Times a member blocked in the kernel at a join or barrier.
     pub blocks: u64,
+    /// Loop members run by the starting thread because their worker had not started them
+    /// (see [`RegionReport::revoked`]).
+    pub revoked: u64,
     /// Time members spent waiting at joins, summed over members.
     pub join_wait: Duration,
     /// Team size times wall time, summed over regions: the thread time regions occupied.
@@ -224,6 +231,7 @@ impl Runtime {
             probes: s.probes.load(Ordering::Relaxed),
             last_team: s.last_team.load(Ordering::Relaxed) as usize,
             blocks: s.blocks.load(Ordering::Relaxed),
+            revoked: s.revoked.load(Ordering::Relaxed),
             join_wait: Duration::from_nanos(s.join_wait_ns.load(Ordering::Relaxed)),
             member_time: Duration::from_nanos(s.member_ns.load(Ordering::Relaxed)),
             wall: Duration::from_nanos(s.wall_ns.load(Ordering::Relaxed)),
@@ -240,15 +248,22 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
+        self.run_region(&f, Shape::Spmd);
+    }
+
+    fn run_region<F>(&self, f: &F, shape: Shape)
+    where
+        F: Fn(&Team<'_>) + Sync,
+    {
         if IN_REGION.get() {
-            self.run_inline(&f);
+            self.run_inline(f);
             return;
         }
         let inner = &*self.inner;
         let mut ctl = inner.region_lock.lock();
         let team = self.decide(&mut ctl);
         let team = self.ensure_workers(&mut ctl, team);
-        let panic = self.execute(&mut ctl, team, &f, true);
+        let panic = self.execute(&mut ctl, team, f, shape);
         drop(ctl);
         if let Some(p) = panic {
             resume_unwind(p);
@@ -273,7 +288,10 @@ impl Runtime {
         if range.is_empty() {
             return;
         }
-        self.region(|team| team.share(range.clone(), schedule, &f));
+        self.run_region(
+            &|team: &Team<'_>| team.share(range.clone(), schedule, &f),
+            Shape::Loop,
+        );
     }
 
     /// Splits `data` into chunks by `schedule` and runs `f(start, chunk)` on each, where
@@ -316,7 +334,7 @@ impl Runtime {
         let slots: Vec<Mutex<Option<T>>> = (0..self.inner.max_threads)
             .map(|_| Mutex::new(None))
             .collect();
-        self.region(|team| {
+        let body = |team: &Team<'_>| {
             let acc = Cell::new(Some(identity()));
             team.share(range.clone(), schedule, &|r| {
                 if let Some(a) = acc.take() {
@@ -324,7 +342,8 @@ impl Runtime {
                 }
             });
             *slots[team.index()].lock() = acc.take();
-        });
+        };
+        self.run_region(&body, Shape::Loop);
         slots
             .into_iter()
             .filter_map(|s| s.into_inner())
@@ -395,7 +414,7 @@ impl Runtime {
             st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
         };
         let n = self.ensure_workers(ctl, threads);
-        let panic = self.execute(ctl, n, &body, false);
+        let panic = self.execute(ctl, n, &body, Shape::Probe);
         debug_assert!(panic.is_none(), "the probe body does not panic");
         let first_in = st.probe_enter[..n]
             .iter()
@@ -416,15 +435,15 @@ impl Runtime {
     }
 
     /// Runs `body` on a team of `size` (workers already started). Returns the first panic
-    /// payload of the team. `counted` regions go into the stats and to `region_end`; probes do
-    /// not.
+    /// payload of the team. Probes do not go into the stats nor to `region_end`.
     fn execute<F: Fn(&Team<'_>) + Sync>(
         &self,
         ctl: &mut Control,
         size: usize,
         body: &F,
-        counted: bool,
+        shape: Shape,
     ) -> Option<Box<dyn std::any::Any + Send>> {
+        let counted = shape != Shape::Probe;
         let inner = &*self.inner;
         let st = &inner.region;
         let job = JobRef::new(body);
@@ -438,9 +457,29 @@ impl Runtime {
             mb.size.store(size, Ordering::Relaxed);
             mb.region.store(ctl.seq, Ordering::Relaxed);
             mb.timing.store(timing, Ordering::Relaxed);
-            mb.event.notify();
+            mb.post();
         }
-        let arrival0 = inner.run_member(0, ThreadHandle::current(), &job, size, ctl.seq, timing);
+        let me = ThreadHandle::current();
+        let work = Work {
+            job: &job,
+            size,
+            region: ctl.seq,
+            timing,
+        };
+        let arrival0 = inner.run_member(0, me, &work, true);
+        let mut revoked = 0u32;
+        if shape == Shape::Loop {
+            // Members whose worker has not started yet are run here, one after another: a
+            // loop's members only share work, so any thread may run any of them, and a worker
+            // that is not on a CPU does not hold the region up.
+            for (i, mb) in workers.iter().enumerate() {
+                if mb.revoke() {
+                    revoked += 1;
+                    let arrival = inner.run_member(i + 1, me, &work, false);
+                    mb.arrival_ns.store(arrival, Ordering::Relaxed);
+                }
+            }
+        }
         let all_done = || workers.iter().all(|mb| mb.finished());
         let info = WaitInfo {
             site: WaitSite::Join,
@@ -467,11 +506,15 @@ impl Runtime {
         stats.regions.fetch_add(1, Ordering::Relaxed);
         stats.last_team.store(size as u64, Ordering::Relaxed);
         stats.blocks.fetch_add(u64::from(blocks), Ordering::Relaxed);
+        stats
+            .revoked
+            .fetch_add(u64::from(revoked), Ordering::Relaxed);
         let mut report = RegionReport {
             seq: ctl.seq - 1,
             team_size: size,
             wall,
             blocks,
+            revoked,
             panicked: panic.is_some(),
             timing: None,
         };
@@ -527,28 +570,100 @@ impl Runtime {
     }
 }
 
+/// What a member needs to know of the region it runs.
+#[derive(Clone, Copy)]
+struct Work<'a> {
+    job: &'a JobRef,
+    size: usize,
+    region: u64,
+    timing: bool,
+}
+
+/// What kind of region runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// A user SPMD region: every member must run on its own thread (members meet at barriers).
+    Spmd,
+    /// A work-shared loop without barriers: members that have not started may be run by the
+    /// starting thread (revoked).
+    Loop,
+    /// A timed barrier.
+    Probe,
+}
+
+/// Phases of a mailbox's `state` (low two bits; the post's token is above them).
+const POSTED: u64 = 1;
+const RUNNING: u64 = 2;
+const FINISHED: u64 = 3;
+
 /// A worker's mailbox: the region it is to join, on one cache line with the event it waits
-/// on and the word it reports completion in.
+/// on and the word that says who runs it.
+///
+/// `state` goes `POSTED` (by the starting thread) -> `RUNNING` (the worker claims it, CAS) ->
+/// `FINISHED` (the worker is done with it), or `POSTED` -> `FINISHED` directly when the starting
+/// thread revokes it (CAS) to run the member itself. Whoever wins the CAS runs the member; the
+/// starting thread does not post again before the state is `FINISHED`, so a worker that loses
+/// the race never touches that region.
 #[derive(Debug, Default)]
 struct Mailbox {
-    /// Moves once per region the worker is a member of (and once at shutdown).
+    /// Moves once per post (and once at shutdown); the futex an idle worker sleeps on.
     event: Event,
+    state: AtomicU64,
     job: AtomicPtr<JobRef>,
     size: AtomicUsize,
     region: AtomicU64,
     timing: AtomicBool,
-    /// The event sequence of the last region the worker has finished.
-    done: AtomicU32,
     /// Join arrival of the last region, ns since its start (when timing).
     arrival_ns: AtomicU64,
 }
 
 impl Mailbox {
-    /// Whether the worker has finished the last region it was given (`SeqCst`: see
-    /// [`Event::wait_until`]).
+    /// Posts the region written into the mailbox and wakes the worker.
+    #[inline]
+    fn post(&self) {
+        let token = u64::from(self.event.current().wrapping_add(1));
+        self.state.store(token << 2 | POSTED, Ordering::Release);
+        self.event.notify();
+    }
+
+    /// The worker's claim on a posted region; false when there is none (revoked, or already
+    /// run).
+    #[inline]
+    fn claim(&self) -> Option<u64> {
+        let s = self.state.load(Ordering::Acquire);
+        (s & 3 == POSTED
+            && self
+                .state
+                .compare_exchange(
+                    s,
+                    s ^ POSTED ^ RUNNING,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok())
+        .then_some(s)
+    }
+
+    /// The starting thread's claim on a member whose worker has not started it.
+    #[inline]
+    fn revoke(&self) -> bool {
+        let s = self.state.load(Ordering::Acquire);
+        s & 3 == POSTED
+            && self
+                .state
+                .compare_exchange(
+                    s,
+                    s ^ POSTED ^ FINISHED,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+
+    /// Whether the posted region is finished (`SeqCst`: see [`Event::wait_until`]).
     #[inline]
     fn finished(&self) -> bool {
-        self.done.load(Ordering::SeqCst) == self.event.current()
+        self.state.load(Ordering::SeqCst) & 3 == FINISHED
     }
 }
 
@@ -561,7 +676,6 @@ impl Inner {
         let info = ThreadInfo { index, thread };
         self.policy.thread_start(&info);
         let mb = &self.mailboxes[index];
-        // The mailbox sequence starts at 0 and only moves when this worker is a member.
         let mut seen = 0u32;
         let idle = WaitInfo {
             site: WaitSite::Idle,
@@ -575,23 +689,26 @@ impl Inner {
                 // shutdown's, not a region's.
                 break;
             }
-            seen = seen.wrapping_add(1);
+            seen = mb.event.current();
+            let Some(token) = mb.claim() else {
+                // Revoked: the starting thread ran this member itself.
+                continue;
+            };
             let job = mb.job.load(Ordering::Relaxed);
             // SAFETY: `job` points to the JobRef on the starting thread's stack, which stays
-            // alive (with the closure it refers to) until this worker reports `done` below (see
+            // alive (with the closure it refers to) until this worker sets its state to `FINISHED` below (see
             // the job module docs).
             let job = unsafe { &*job };
-            let arrival = self.run_member(
-                index,
-                thread,
+            let work = Work {
                 job,
-                mb.size.load(Ordering::Relaxed),
-                mb.region.load(Ordering::Relaxed),
-                mb.timing.load(Ordering::Relaxed),
-            );
+                size: mb.size.load(Ordering::Relaxed),
+                region: mb.region.load(Ordering::Relaxed),
+                timing: mb.timing.load(Ordering::Relaxed),
+            };
+            let arrival = self.run_member(index, thread, &work, true);
             mb.arrival_ns.store(arrival, Ordering::Relaxed);
             // The last touch of the region: from here on the starting thread may return.
-            mb.done.store(seen, Ordering::SeqCst);
+            mb.state.store(token ^ POSTED ^ FINISHED, Ordering::SeqCst);
             self.join_event.notify_sleepers();
         }
         self.policy.thread_stop(&info);
@@ -602,15 +719,13 @@ impl Inner {
 
     /// One member's part of a region: placement, body. Returns the arrival time at the join
     /// (ns since the region start, when timing; else 0).
-    fn run_member(
-        &self,
-        member: usize,
-        thread: ThreadHandle,
-        job: &JobRef,
-        size: usize,
-        region: u64,
-        timing: bool,
-    ) -> u64 {
+    fn run_member(&self, member: usize, thread: ThreadHandle, work: &Work<'_>, place: bool) -> u64 {
+        let Work {
+            job,
+            size,
+            region,
+            timing,
+        } = *work;
         let st = &self.region;
         let team = Team {
             state: st,
@@ -622,7 +737,7 @@ impl Inner {
             thread,
             _not_send: std::marker::PhantomData,
         };
-        let restore = self.place(&team);
+        let restore = if place { self.place(&team) } else { None };
         IN_REGION.set(true);
         let result = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: the JobRef and its closure outlive every member's run (see the job module

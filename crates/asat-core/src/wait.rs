@@ -243,8 +243,13 @@ impl Event {
     }
 }
 
+/// How long a waiter spins on the CPU before it starts yielding it between checks.
+pub const PURE_SPIN: Duration = Duration::from_micros(4);
+
 /// Spin until `done()` or until `limit` has passed since `start`. Returns true when the limit
-/// passed first.
+/// passed first. The first [`PURE_SPIN`] spins with the CPU's pause instruction; after that the
+/// waiter yields the CPU (`sched_yield`) between checks, so that on an oversubscribed machine the
+/// thread it waits for, if it is queued on the same CPU, can run.
 #[inline]
 pub(crate) fn spin_until(start: Instant, limit: Duration, done: impl Fn() -> bool) -> bool {
     let mut spins = 0u32;
@@ -252,11 +257,18 @@ pub(crate) fn spin_until(start: Instant, limit: Duration, done: impl Fn() -> boo
         if done() {
             return false;
         }
-        std::hint::spin_loop();
         spins = spins.wrapping_add(1);
-        if spins % 32 == 0 && start.elapsed() >= limit {
-            return true;
+        if spins % 32 == 0 {
+            let waited = start.elapsed();
+            if waited >= limit {
+                return true;
+            }
+            if waited >= PURE_SPIN {
+                std::thread::yield_now();
+                continue;
+            }
         }
+        std::hint::spin_loop();
     }
 }
 
