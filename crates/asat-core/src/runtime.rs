@@ -626,8 +626,8 @@ impl Mailbox {
         self.event.notify();
     }
 
-    /// The worker's claim on a posted region; false when there is none (revoked, or already
-    /// run).
+    /// The worker's claim on a posted region: the claimed state word, or `None` when there is
+    /// nothing to claim (revoked, or already run).
     #[inline]
     fn claim(&self) -> Option<u64> {
         let s = self.state.load(Ordering::Acquire);
