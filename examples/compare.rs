@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use asat::{Runtime, Schedule};
-use asat_peers::{kernel, omp, rayon_peer};
+use asat_peers::{kernel, load::CpuHogs, omp, rayon_peer};
 use clap::Parser;
 use plotters::prelude::*;
 
@@ -60,9 +60,6 @@ struct Args {
     /// Output folder.
     #[arg(long, default_value = "out/compare")]
     out: PathBuf,
-    /// Internal: be a CPU hog until killed.
-    #[arg(long, hide = true)]
-    hog: bool,
     /// Internal: run one copy of a job and print its result.
     #[arg(long, hide = true)]
     worker: bool,
@@ -78,12 +75,6 @@ const POLICIES: [&str; 6] = ["single", "fixed", "asat", "rayon", "gomp", "gomp-d
 
 fn main() {
     let args = Args::parse();
-    if args.hog {
-        let mut x = 0u64;
-        loop {
-            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-        }
-    }
     if args.worker {
         worker(&args);
         return;
@@ -101,6 +92,8 @@ struct CopyResult {
     join_wait_pct: Option<f64>,
     cpu_s: f64,
     timed_out: bool,
+    /// Share of the job's time its starting thread spent in ASAT's probes, in percent.
+    probe_pct: Option<f64>,
     /// `t_s team_size passage_us decision` lines of an ASAT copy run with --trace.
     trace: Vec<String>,
 }
@@ -121,6 +114,7 @@ fn worker(args: &Args) {
     let (mut a, mut b) = kernel::buffers(args.grain);
     let n = a.len();
     let mut join_wait = None;
+    let mut probe_pct = None;
     let start = Instant::now();
     let asat_policy = std::sync::Arc::new(asat::Asat::new());
     match args.policy.as_str() {
@@ -139,7 +133,12 @@ fn worker(args: &Args) {
                 });
                 std::mem::swap(&mut a, &mut b);
             }
-            join_wait = Some(rt.stats().join_wait_pct());
+            let stats = rt.stats();
+            join_wait = Some(stats.join_wait_pct());
+            if args.policy == "asat" {
+                probe_pct =
+                    Some(100.0 * stats.probe_time.as_secs_f64() / start.elapsed().as_secs_f64());
+            }
         }
         "rayon" => {
             let pool = rayon_peer::pool(threads);
@@ -160,14 +159,16 @@ fn worker(args: &Args) {
                 e.at.as_secs_f64(),
                 e.threads_after,
                 e.passage
+                    .or(e.toe_passage)
                     .map_or(String::new(), |p| format!("{:.1}", p.as_secs_f64() * 1e6)),
                 e.decision.as_str()
             );
         }
     }
     println!(
-        "RESULT wall_s={wall} join_wait_pct={} cpu_s={} checksum={}",
+        "RESULT wall_s={wall} join_wait_pct={} probe_pct={} cpu_s={} checksum={}",
         join_wait.map_or(String::from("-"), |j| format!("{j}")),
+        probe_pct.map_or(String::from("-"), |j| format!("{j}")),
         cpu_seconds(),
         kernel::checksum(&a)
     );
@@ -217,12 +218,22 @@ fn run_cell(
     copies: usize,
     threads: usize,
 ) -> Result<Vec<CopyResult>, String> {
+    // The co-located load that is not ASAT: killed when the cell ends.
+    let _hogs = CpuHogs::spawn(args.hogs).map_err(|e| format!("cannot start a hog: {e}"))?;
     let mut children = Vec::new();
+    let mut readers = Vec::new();
     for _ in 0..copies {
-        children.push(
-            spawn_copy(args, policy, grain, sweeps, threads)
-                .map_err(|e| format!("cannot start a copy: {e}"))?,
-        );
+        let mut child = spawn_copy(args, policy, grain, sweeps, threads)
+            .map_err(|e| format!("cannot start a copy: {e}"))?;
+        // Read the copy's output as it comes, so a long trace never fills the pipe.
+        let so = child.stdout.take().expect("stdout is piped");
+        readers.push(Some(std::thread::spawn(move || {
+            BufReader::new(so)
+                .lines()
+                .map_while(Result::ok)
+                .collect::<Vec<_>>()
+        })));
+        children.push(child);
     }
     let started = Instant::now();
     let deadline = Duration::from_secs_f64(args.timeout);
@@ -235,26 +246,29 @@ fn run_cell(
             }
             match c.try_wait() {
                 Ok(Some(status)) => {
-                    let mut out = String::new();
-                    if let Some(so) = c.stdout.take() {
-                        for line in BufReader::new(so).lines().map_while(Result::ok) {
-                            out.push_str(&line);
-                        }
-                    }
+                    let lines = readers[i]
+                        .take()
+                        .map(|h| h.join().unwrap_or_default())
+                        .unwrap_or_default();
                     if !status.success() {
                         return Err(format!("a {policy} copy failed: {status}"));
                     }
-                    results[i] =
-                        Some(parse_result(&out).ok_or_else(|| format!("bad copy output {out:?}"))?);
+                    results[i] = Some(
+                        parse_output(&lines).ok_or_else(|| format!("bad copy output {lines:?}"))?,
+                    );
                 }
                 Ok(None) if started.elapsed() > deadline => {
                     let _ = c.kill();
                     let _ = c.wait();
+                    if let Some(h) = readers[i].take() {
+                        let _ = h.join();
+                    }
                     results[i] = Some(CopyResult {
                         wall_s: args.timeout,
                         join_wait_pct: None,
                         cpu_s: f64::NAN,
                         timed_out: true,
+                        probe_pct: None,
                         trace: Vec::new(),
                     });
                 }
@@ -270,14 +284,29 @@ fn run_cell(
     Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
 }
 
-fn parse_result(line: &str) -> Option<CopyResult> {
-    let rest = line.trim().strip_prefix("RESULT ")?;
+/// Parses a copy's output: one `RESULT` line and, with --trace, `TRACE` lines.
+fn parse_output(lines: &[String]) -> Option<CopyResult> {
+    let mut r = parse_result(
+        lines
+            .iter()
+            .find_map(|l| l.trim().strip_prefix("RESULT "))?,
+    )?;
+    r.trace = lines
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix("TRACE "))
+        .map(str::to_owned)
+        .collect();
+    Some(r)
+}
+
+fn parse_result(rest: &str) -> Option<CopyResult> {
     let mut r = CopyResult::default();
     for kv in rest.split_whitespace() {
         let (k, v) = kv.split_once('=')?;
         match k {
             "wall_s" => r.wall_s = v.parse().ok()?,
             "join_wait_pct" => r.join_wait_pct = v.parse().ok(),
+            "probe_pct" => r.probe_pct = v.parse().ok(),
             "cpu_s" => r.cpu_s = v.parse().ok()?,
             _ => {}
         }
@@ -295,6 +324,7 @@ struct Row {
     min_job_s: f64,
     max_job_s: f64,
     join_wait_pct: Option<f64>,
+    probe_pct: Option<f64>,
     cpu_s: f64,
     timed_out: bool,
 }
@@ -375,6 +405,7 @@ fn run(args: &Args) -> Result<(), String> {
                     all.extend(res);
                 }
                 let jw: Vec<f64> = all.iter().filter_map(|r| r.join_wait_pct).collect();
+                let pp: Vec<f64> = all.iter().filter_map(|r| r.probe_pct).collect();
                 rows.push(Row {
                     policy: policy.clone(),
                     grain,
@@ -384,6 +415,7 @@ fn run(args: &Args) -> Result<(), String> {
                     max_job_s: all.iter().map(|r| r.wall_s).fold(0.0, f64::max),
                     join_wait_pct: (!jw.is_empty())
                         .then(|| jw.iter().sum::<f64>() / jw.len() as f64),
+                    probe_pct: (!pp.is_empty()).then(|| pp.iter().sum::<f64>() / pp.len() as f64),
                     cpu_s: all.iter().map(|r| r.cpu_s).sum::<f64>() / all.len() as f64,
                     timed_out: all.iter().any(|r| r.timed_out),
                 });
@@ -513,12 +545,12 @@ fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<13} {:>8} {:>6} {:>10} {:>9} {:>9} {:>7} {:>7}",
-        "policy", "grain", "copies", "mean_job_s", "min_s", "max_s", "join%", "cpu_s"
+        "{:<13} {:>8} {:>6} {:>10} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "policy", "grain", "copies", "mean_job_s", "min_s", "max_s", "join%", "probe%", "cpu_s"
     );
     for r in rows {
         println!(
-            "{:<13} {:>8} {:>6} {:>10.3} {:>9.3} {:>9.3} {:>7} {:>7.2}{}",
+            "{:<13} {:>8} {:>6} {:>10.3} {:>9.3} {:>9.3} {:>7} {:>7} {:>7.2}{}",
             r.policy,
             r.grain,
             r.copies,
@@ -527,6 +559,7 @@ fn print_table(rows: &[Row]) {
             r.max_job_s,
             r.join_wait_pct
                 .map_or(String::from("-"), |j| format!("{j:.1}")),
+            r.probe_pct.map_or(String::from("-"), |j| format!("{j:.2}")),
             r.cpu_s,
             if r.timed_out { "  timed out" } else { "" }
         );

@@ -4,8 +4,8 @@
 //!
 //! # The algorithm (the paper's section 5)
 //!
-//! At most once per `eval_interval`, at a region start, ASAT runs a timed barrier with the
-//! current team size `T` and measures its passage (first thread in to last thread out):
+//! At most once per `eval_interval`, at a region start, ASAT evaluates: it judges the passage
+//! of timed barriers with the current team size `T` (first thread in to last thread out):
 //!
 //! - passage above the bad-time threshold: `bad_count += 1`, `good_count = 0`; otherwise
 //!   `good_count += 1`, `bad_count = 0`;
@@ -19,6 +19,24 @@
 //! one has nothing to time, so its evaluation counts as good without a barrier. The size only
 //! changes at region starts.
 //!
+//! # Samples: one evaluation, several timed barriers
+//!
+//! The paper times one barrier per evaluation. On its machine, threads spun and held their
+//! CPUs for whole time slices, so with more threads than CPUs some team thread was nearly
+//! always off a CPU and one barrier saw it. Here a waiting thread yields, and the thread that
+//! is off a CPU is as often the other job's: with one CPU hog beside a 2-thread job on 2 CPUs,
+//! half of single timed barriers pass in microseconds (measured; see BENCHMARKS.md), so two
+//! bad evaluations in a row (the drop trigger) come late and by chance. An evaluation therefore
+//! judges the *worst* of [`AsatConfig::samples`] timed barriers, spread evenly over its
+//! interval (one every `eval_interval / samples`). The toe dip stays one barrier, as in the
+//! paper.
+//!
+//! A timed barrier only needs to tell whether its passage exceeds the threshold, so it is
+//! run with [`Plan::probe_within`] the threshold: a member whose worker has not started by
+//! then is revoked and the barrier counts as bad at once. A probe therefore never costs more
+//! than the threshold, even on a crowded machine where the missing thread would come back
+//! only after a time slice.
+//!
 //! # The bad-time threshold
 //!
 //! The paper reports three orders of magnitude between the passage of a balanced barrier
@@ -30,6 +48,14 @@
 //! more threads (the smallest of a window is a balanced passage even on a loaded machine, as
 //! long as one barrier in the window ran with all its threads on a CPU). Before any barrier
 //! has been timed, [`DEFAULT_BAD_TIME`] is used.
+//!
+//! The floor, [`MIN_BAD_TIME`] = 250 us, sits between the two scales an operating system
+//! puts between a balanced barrier and a late thread. An idle worker parks after its spin
+//! (50 us by default), and waking a parked thread costs a futex wake (~30 us across vCPUs on
+//! a VM, 5-10 us on bare metal): a barrier that had to wake a worker is not a sign of load.
+//! A thread that is off a CPU because another is running there comes back only at the next
+//! scheduling decision, a time slice later (Linux CFS/EEVDF: 0.75-4 ms). On this machine
+//! balanced passages measure 0.3-40 us and passages with a CPU hog beside the team 1-4 ms.
 //!
 //! # The bound
 //!
@@ -46,10 +72,10 @@ use crate::{Error, Plan, Policy, ProbeResult, RegionStart, RuntimeInfo};
 
 /// Multiple of the balanced passage above which a passage is bad.
 pub const BAD_FACTOR: u32 = 20;
-/// The derived threshold is never below this.
-pub const MIN_BAD_TIME: Duration = Duration::from_micros(20);
+/// The derived threshold is never below this (see the [module docs](crate::asat)).
+pub const MIN_BAD_TIME: Duration = Duration::from_micros(250);
 /// The threshold used before any passage was measured.
-pub const DEFAULT_BAD_TIME: Duration = Duration::from_micros(100);
+pub const DEFAULT_BAD_TIME: Duration = MIN_BAD_TIME;
 /// How many recent passages the baseline is the minimum of.
 pub const BASELINE_WINDOW: usize = 32;
 /// How many evaluations [`Asat::history`] keeps (the oldest are dropped).
@@ -58,10 +84,15 @@ pub const HISTORY_LIMIT: usize = 100_000;
 /// ASAT's settings. See the [module docs](crate::asat) for their meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AsatConfig {
-    /// At most one evaluation per this interval. Default 100 ms: with the default triggers a
-    /// job sheds a thread within ~0.2 s of the machine filling up, while a probe (a few to a
-    /// few hundred microseconds) ten times a second stays far below 1% of its time.
+    /// At most one evaluation per this interval. Default 200 ms: with the default triggers
+    /// (two bad evaluations drop a thread) a job sheds a thread within ~0.4 s of the machine
+    /// filling up, and its probes (`samples` timed barriers per interval, each a few
+    /// microseconds on a quiet machine and cut off at the bad-time threshold on a crowded
+    /// one) cost at most `samples x 250 us` per 200 ms, 0.5% of its time.
     pub eval_interval: Duration,
+    /// Timed barriers per evaluation, spread over the interval; the worst is judged. Default
+    /// 4. 1 is the paper's algorithm.
+    pub samples: u32,
     /// The bad-passage threshold; `None` derives it from measured passages.
     pub bad_time: Option<Duration>,
     /// Consecutive bad evaluations that drop a thread. Default 2.
@@ -73,7 +104,8 @@ pub struct AsatConfig {
 impl Default for AsatConfig {
     fn default() -> Self {
         Self {
-            eval_interval: Duration::from_millis(100),
+            eval_interval: Duration::from_millis(200),
+            samples: 4,
             bad_time: None,
             bad_trig: 2,
             good_trig: 3,
@@ -114,7 +146,7 @@ impl Decision {
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Evaluation {
-    /// When, since the policy's first evaluation.
+    /// When, since the first region start the policy saw.
     pub at: Duration,
     /// Team size before the evaluation.
     pub threads_before: usize,
@@ -141,11 +173,23 @@ pub struct AsatLogic {
     bad_count: u32,
     good_count: u32,
     last_eval: Option<Instant>,
+    last_sample: Option<Instant>,
     first_eval: Option<Instant>,
     recent: VecDeque<Duration>,
-    /// The evaluation under way (between a probe request and its result).
-    pending: Option<Evaluation>,
+    /// The worst passage of the samples taken for the next evaluation, and how many.
+    worst: Option<Duration>,
+    taken: u32,
+    /// What the probe under way is for.
+    pending: Option<Pending>,
     bound: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    /// A sample for the next evaluation.
+    Sample,
+    /// The toe dip of this evaluation.
+    Toe(Evaluation),
 }
 
 /// What [`AsatLogic::step`] returns: the plan, and the evaluation it completed, if any.
@@ -166,8 +210,11 @@ impl AsatLogic {
             bad_count: 0,
             good_count: 0,
             last_eval: None,
+            last_sample: None,
             first_eval: None,
             recent: VecDeque::with_capacity(BASELINE_WINDOW),
+            worst: None,
+            taken: 0,
             pending: None,
             bound: initial.max(1),
         }
@@ -189,14 +236,21 @@ impl AsatLogic {
         }
     }
 
-    /// Whether an evaluation is due at `now` (the eval-interval gate).
+    /// Whether an evaluation of a team of one is due at `now` (the eval-interval gate).
     pub fn due(&self, now: Instant) -> bool {
         self.last_eval
             .is_none_or(|t| now.saturating_duration_since(t) >= self.config.eval_interval)
     }
 
+    /// Whether a timed-barrier sample is due at `now` (every `eval_interval / samples`).
+    fn sample_due(&self, now: Instant) -> bool {
+        let every = self.config.eval_interval / self.config.samples.max(1);
+        self.last_sample
+            .is_none_or(|t| now.saturating_duration_since(t) >= every)
+    }
+
     fn record_passage(&mut self, probe: &ProbeResult) {
-        if probe.threads >= 2 {
+        if probe.threads >= 2 && probe.given_up == 0 {
             if self.recent.len() == BASELINE_WINDOW {
                 self.recent.pop_front();
             }
@@ -204,10 +258,17 @@ impl AsatLogic {
         }
     }
 
+    /// Starts a new sample window (after the team size changed).
+    fn restart_samples(&mut self) {
+        self.worst = None;
+        self.taken = 0;
+        self.last_sample = self.last_eval;
+    }
+
     /// One step at a region start.
     ///
     /// - `now`: the clock; `bound()` the most threads the job may use (called only when an
-    ///   evaluation starts);
+    ///   evaluation is judged, after its timed barriers, so reading it never delays one);
     /// - `probe`: the result of the probe the previous step asked for, or `None` at a fresh
     ///   region start.
     pub fn step(
@@ -220,69 +281,117 @@ impl AsatLogic {
             plan: Plan::run(n),
             evaluation: None,
         };
+        let mut bound = Some(bound);
         let Some(probe) = probe else {
             // A fresh region start.
-            if !self.due(now) {
-                return run(self.threads);
-            }
-            self.last_eval = Some(now);
-            let first = *self.first_eval.get_or_insert(now);
-            self.bound = bound().max(1);
-            let mut eval = Evaluation {
-                at: now.saturating_duration_since(first),
-                threads_before: self.threads,
-                threads_after: self.threads,
-                passage: None,
-                toe_passage: None,
-                bad_time: self.bad_time(),
-                bound: self.bound,
-                decision: Decision::Keep,
-            };
-            if self.threads > self.bound {
-                self.threads = self.bound;
-                eval.threads_after = self.threads;
-                eval.decision = Decision::Clamp;
-                return Step {
-                    plan: Plan::run(self.threads),
-                    evaluation: Some(eval),
-                };
+            if self.first_eval.is_none() {
+                // The first region start: never exceed the bound, even before the first
+                // evaluation (a job under `taskset -c 0` starts with one thread).
+                self.first_eval = Some(now);
+                self.bound = bound.take().map_or(self.bound, |f| f()).max(1);
+                if self.threads > self.bound {
+                    let before = self.threads;
+                    self.threads = self.bound;
+                    self.last_eval = Some(now);
+                    self.restart_samples();
+                    return Step {
+                        plan: Plan::run(self.threads),
+                        evaluation: Some(Evaluation {
+                            at: Duration::ZERO,
+                            threads_before: before,
+                            threads_after: self.threads,
+                            passage: None,
+                            toe_passage: None,
+                            bad_time: self.bad_time(),
+                            bound: self.bound,
+                            decision: Decision::Clamp,
+                        }),
+                    };
+                }
             }
             if self.threads >= 2 {
-                self.pending = Some(eval);
+                if !self.sample_due(now) {
+                    return run(self.threads);
+                }
+                self.last_sample = Some(now);
+                self.pending = Some(Pending::Sample);
                 return Step {
-                    plan: Plan::probe(self.threads),
+                    plan: Plan::probe_within(self.threads, self.bad_time()),
                     evaluation: None,
                 };
             }
-            // A team of one: nothing to time, the evaluation is good.
-            return self.judge(eval, None);
-        };
-        let Some(mut eval) = self.pending.take() else {
-            // A probe we did not ask for: ignore it.
-            return run(self.threads);
-        };
-        self.record_passage(&probe);
-        if probe.threads > self.threads {
-            // The toe dip.
-            eval.toe_passage = Some(probe.passage);
-            if probe.passage <= self.bad_time() {
-                self.threads = (self.threads + 1).min(self.bound);
-                eval.decision = Decision::Grow;
-            } else {
-                eval.decision = Decision::RejectGrow;
+            if !self.due(now) {
+                return run(self.threads);
             }
+            // A team of one: nothing to time, the evaluation is good.
+            let known = self.bound;
+            return self.evaluate(now, None, || bound.take().map_or(known, |f| f()));
+        };
+        match self.pending.take() {
+            // A probe we did not ask for: ignore it.
+            None => run(self.threads),
+            Some(Pending::Sample) => {
+                self.record_passage(&probe);
+                self.worst = Some(self.worst.map_or(probe.passage, |w| w.max(probe.passage)));
+                self.taken += 1;
+                if self.taken < self.config.samples.max(1) {
+                    return run(self.threads);
+                }
+                let worst = self.worst.take();
+                self.taken = 0;
+                let known = self.bound;
+                self.evaluate(now, worst, || bound.take().map_or(known, |f| f()))
+            }
+            Some(Pending::Toe(mut eval)) => {
+                self.record_passage(&probe);
+                eval.toe_passage = Some(probe.passage);
+                if probe.passage <= self.bad_time() {
+                    self.threads = (self.threads + 1).min(self.bound);
+                    eval.decision = Decision::Grow;
+                    self.restart_samples();
+                } else {
+                    eval.decision = Decision::RejectGrow;
+                }
+                eval.threads_after = self.threads;
+                Step {
+                    plan: Plan::run(self.threads),
+                    evaluation: Some(eval),
+                }
+            }
+        }
+    }
+
+    /// An evaluation: the bound, then the paper's counting and triggers on `passage` (the
+    /// worst sample; `None` for a team of one).
+    fn evaluate(
+        &mut self,
+        now: Instant,
+        passage: Option<Duration>,
+        bound: impl FnOnce() -> usize,
+    ) -> Step {
+        self.last_eval = Some(now);
+        let first = *self.first_eval.get_or_insert(now);
+        self.bound = bound().max(1);
+        let mut eval = Evaluation {
+            at: now.saturating_duration_since(first),
+            threads_before: self.threads,
+            threads_after: self.threads,
+            passage,
+            toe_passage: None,
+            bad_time: self.bad_time(),
+            bound: self.bound,
+            decision: Decision::Keep,
+        };
+        if self.threads > self.bound {
+            self.threads = self.bound;
             eval.threads_after = self.threads;
+            eval.decision = Decision::Clamp;
+            self.restart_samples();
             return Step {
                 plan: Plan::run(self.threads),
                 evaluation: Some(eval),
             };
         }
-        self.judge(eval, Some(probe.passage))
-    }
-
-    /// The paper's counting and triggers, after the barrier with the current size.
-    fn judge(&mut self, mut eval: Evaluation, passage: Option<Duration>) -> Step {
-        eval.passage = passage;
         let bad = passage.is_some_and(|p| p > eval.bad_time);
         if bad {
             self.bad_count += 1;
@@ -294,11 +403,13 @@ impl AsatLogic {
         if self.bad_count >= self.config.bad_trig && self.threads > 1 {
             self.threads -= 1;
             eval.decision = Decision::Drop;
+            self.restart_samples();
         }
         if self.good_count >= self.config.good_trig && self.threads < self.bound {
-            self.pending = Some(eval);
+            // Dip a toe in the water: one timed barrier with one more thread.
+            self.pending = Some(Pending::Toe(eval));
             return Step {
-                plan: Plan::probe(self.threads + 1),
+                plan: Plan::probe_within(self.threads + 1, self.bad_time()),
                 evaluation: None,
             };
         }
@@ -319,9 +430,14 @@ impl AsatLogic {
 ///
 /// let asat = Arc::new(Asat::new());
 /// let rt = Runtime::builder().max_threads(2).shared_policy(asat.clone()).build()?;
-/// rt.parallel_for(0..1000, Schedule::Static, |_| {});
+/// let start = std::time::Instant::now();
+/// while start.elapsed() < std::time::Duration::from_millis(300) {
+///     rt.parallel_for(0..1000, Schedule::Static, |_| {});
+/// }
 /// assert!((1..=2).contains(&asat.threads()));
-/// assert_eq!(asat.history().len(), 1); // the first region start evaluated
+/// // One evaluation per 200 ms, each judging the worst of 4 timed barriers.
+/// let history = asat.history();
+/// assert!((1..=2).contains(&history.len()), "{history:?}");
 /// # Ok::<(), asat_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -359,8 +475,8 @@ impl Asat {
         }
     }
 
-    /// ASAT with the defaults overridden by `ASAT_EVAL_TIME`, `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`
-    /// and `ASAT_GOOD_TRIG` (times in seconds, or with a `ms`/`us` suffix; `ASAT_BAD_TIME=auto`
+    /// ASAT with the defaults overridden by `ASAT_EVAL_TIME`, `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`,
+    /// `ASAT_GOOD_TRIG` and `ASAT_SAMPLES` (times in seconds, or with a `ms`/`us` suffix; `ASAT_BAD_TIME=auto`
     /// derives it).
     pub fn from_env() -> Result<Self, Error> {
         Self::from_env_with(&|k| std::env::var(k).ok())
@@ -388,6 +504,7 @@ impl Asat {
         for (key, slot) in [
             ("ASAT_BAD_TRIG", &mut c.bad_trig),
             ("ASAT_GOOD_TRIG", &mut c.good_trig),
+            ("ASAT_SAMPLES", &mut c.samples),
         ] {
             if let Some(v) = env(key) {
                 *slot = v
@@ -451,12 +568,12 @@ impl Policy for Asat {
     fn attach(&self, rt: &RuntimeInfo) -> Result<(), Error> {
         let mut st = self.state.lock();
         let c = st.config;
-        if c.bad_trig == 0 || c.good_trig == 0 {
+        if c.bad_trig == 0 || c.good_trig == 0 || c.samples == 0 {
             return Err(Error::policy(
                 "asat",
                 format!(
-                    "bad_trig {} and good_trig {}: both must be at least 1",
-                    c.bad_trig, c.good_trig
+                    "bad_trig {}, good_trig {}, samples {}: each must be at least 1",
+                    c.bad_trig, c.good_trig, c.samples
                 ),
             ));
         }
@@ -496,10 +613,13 @@ mod tests {
     use super::*;
 
     const US: Duration = Duration::from_micros(1);
+    const MS: Duration = Duration::from_millis(1);
 
+    /// The paper's algorithm: one timed barrier per evaluation.
     fn cfg() -> AsatConfig {
         AsatConfig {
-            eval_interval: Duration::from_millis(100),
+            eval_interval: 100 * MS,
+            samples: 1,
             bad_time: Some(100 * US),
             bad_trig: 2,
             good_trig: 3,
@@ -523,7 +643,16 @@ mod tests {
             }
             match s.plan {
                 Plan::Run { threads } => return (threads, probes, eval),
-                Plan::Probe { threads } => {
+                Plan::Probe {
+                    threads,
+                    give_up_after,
+                    ..
+                } => {
+                    assert_eq!(
+                        give_up_after,
+                        Some(l.bad_time()),
+                        "probes give up at the threshold"
+                    );
                     probes.push(threads);
                     probe = Some(ProbeResult::new(threads, passage(threads), 0));
                 }
@@ -539,11 +668,52 @@ mod tests {
         assert_eq!((n, probes.len()), (4, 1));
         assert!(e.is_some());
         for ms in [1, 50, 99] {
-            let (n, probes, e) = region(&mut l, t0 + Duration::from_millis(ms), 4, &|_| 5 * US);
+            let (n, probes, e) = region(&mut l, t0 + ms * MS, 4, &|_| 5 * US);
             assert_eq!((n, probes.len(), e), (4, 0, None));
         }
-        let (_, probes, _) = region(&mut l, t0 + Duration::from_millis(100), 4, &|_| 5 * US);
+        let (_, probes, _) = region(&mut l, t0 + 100 * MS, 4, &|_| 5 * US);
         assert_eq!(probes, vec![4]);
+    }
+
+    #[test]
+    fn samples_spread_over_the_interval_and_the_worst_is_judged() {
+        let mut c = cfg();
+        c.samples = 4;
+        let mut l = AsatLogic::new(c, 2);
+        let t0 = Instant::now();
+        // Samples at 0, 25, 50, 75 ms (regions in between do not probe); the third is bad.
+        let passages = [5 * US, 7 * US, 900 * US, 6 * US];
+        let mut evals = Vec::new();
+        let mut sample = 0;
+        for ms in (0..100).step_by(5) {
+            let p = passages[sample.min(3)];
+            let (n, probes, e) = region(&mut l, t0 + ms * MS, 2, &|_| p);
+            assert_eq!(n, 2);
+            if ms % 25 == 0 {
+                assert_eq!(probes, vec![2], "a sample at {ms} ms");
+                sample += 1;
+            } else {
+                assert!(probes.is_empty(), "no sample at {ms} ms");
+            }
+            evals.extend(e);
+        }
+        assert_eq!(evals.len(), 1, "one evaluation per interval: {evals:?}");
+        assert_eq!(
+            evals[0].passage,
+            Some(900 * US),
+            "the worst sample is judged"
+        );
+        assert_eq!(evals[0].at, 75 * MS, "time since the first region start");
+        // The next window: all good, judged at the fourth sample (175 ms).
+        for ms in (100..200).step_by(5) {
+            let (_, _, e) = region(&mut l, t0 + ms * MS, 2, &|_| 5 * US);
+            if let Some(e) = e {
+                evals.push(e);
+            }
+        }
+        assert_eq!(evals.len(), 2, "{evals:?}");
+        assert_eq!(evals[1].passage, Some(5 * US));
+        assert_eq!(evals[1].at, 175 * MS);
     }
 
     #[test]
@@ -552,16 +722,38 @@ mod tests {
         let t0 = Instant::now();
         let bad = |_| 5000 * US;
         let sizes: Vec<usize> = (0..6)
-            .map(|k| region(&mut l, t0 + Duration::from_millis(100 * k), 3, &bad).0)
+            .map(|k| region(&mut l, t0 + 100 * k * MS, 3, &bad).0)
             .collect();
         // first bad: keep; second bad: drop to 2; bad_count stays >= trig: drop to 1; then 1.
         assert_eq!(sizes, vec![3, 2, 1, 1, 1, 1]);
     }
 
     #[test]
+    fn with_samples_a_load_seen_half_the_time_drops_within_two_evaluations() {
+        // One CPU hog beside a 2-thread job on 2 CPUs: every other timed barrier is bad.
+        let mut c = cfg();
+        c.samples = 4;
+        let mut l = AsatLogic::new(c, 2);
+        let t0 = Instant::now();
+        let mut k = 0u32;
+        let mut evals = Vec::new();
+        let mut n = 2;
+        for ms in (0..200).step_by(25) {
+            let p = if k % 2 == 0 { 3000 * US } else { 8 * US };
+            let (m, probes, e) = region(&mut l, t0 + ms * MS, 2, &|_| p);
+            k += probes.len() as u32;
+            evals.extend(e);
+            n = m;
+        }
+        assert_eq!(n, 1, "{evals:?}");
+        assert_eq!(evals.len(), 2);
+        assert_eq!(evals[1].decision, Decision::Drop);
+    }
+
+    #[test]
     fn toe_dip_adopted_when_good_rejected_when_bad() {
         let t0 = Instant::now();
-        let at = |k: u64| t0 + Duration::from_millis(100 * k);
+        let at = |k: u32| t0 + 100 * k * MS;
         // good everywhere: after good_trig evaluations, one more thread
         let mut l = AsatLogic::new(cfg(), 1);
         let good = |_| 5 * US;
@@ -589,13 +781,13 @@ mod tests {
         let t0 = Instant::now();
         let mut l = AsatLogic::new(cfg(), 2);
         for k in 0..20 {
-            let (n, probes, _) = region(&mut l, t0 + Duration::from_millis(100 * k), 2, &|_| US);
+            let (n, probes, _) = region(&mut l, t0 + 100 * k * MS, 2, &|_| US);
             assert_eq!(n, 2);
             assert!(probes.iter().all(|&p| p <= 2), "{probes:?}");
         }
-        // the affinity mask shrinks to one CPU
+        // the affinity mask shrinks to one CPU: seen at the next evaluation
         let (n, probes, e) = region(&mut l, t0 + Duration::from_secs(5), 1, &|_| US);
-        assert_eq!((n, probes.len()), (1, 0));
+        assert_eq!((n, probes.len()), (1, 1));
         assert_eq!(e.unwrap().decision, Decision::Clamp);
     }
 
@@ -606,17 +798,36 @@ mod tests {
         let mut l = AsatLogic::new(c, 2);
         assert_eq!(l.bad_time(), DEFAULT_BAD_TIME);
         let t0 = Instant::now();
-        region(&mut l, t0, 2, &|_| 3 * US);
-        assert_eq!(l.bad_time(), (3 * US * BAD_FACTOR).max(MIN_BAD_TIME));
-        region(&mut l, t0 + Duration::from_millis(100), 2, &|_| 10 * US);
+        region(&mut l, t0, 2, &|_| 30 * US);
+        assert_eq!(l.bad_time(), 30 * US * BAD_FACTOR);
+        region(&mut l, t0 + 100 * MS, 2, &|_| 50 * US);
         assert_eq!(
             l.bad_time(),
-            60 * US,
+            30 * US * BAD_FACTOR,
             "the minimum of the window is the baseline"
         );
         // a 1 us baseline is floored
-        region(&mut l, t0 + Duration::from_millis(200), 2, &|_| US);
+        region(&mut l, t0 + 200 * MS, 2, &|_| US);
         assert_eq!(l.bad_time(), MIN_BAD_TIME);
+    }
+
+    #[test]
+    fn probes_given_up_on_do_not_enter_the_baseline() {
+        let mut c = cfg();
+        c.bad_time = None;
+        let mut l = AsatLogic::new(c, 2);
+        let t0 = Instant::now();
+        let s = l.step(t0, None, || 2);
+        assert_eq!(s.plan, Plan::probe_within(2, DEFAULT_BAD_TIME));
+        let mut r = ProbeResult::new(2, DEFAULT_BAD_TIME + US, 0);
+        r.given_up = 1;
+        let s = l.step(t0, Some(r), || 2);
+        assert_eq!(s.evaluation.unwrap().passage, Some(DEFAULT_BAD_TIME + US));
+        assert_eq!(
+            l.bad_time(),
+            DEFAULT_BAD_TIME,
+            "no baseline from a cut-off probe"
+        );
     }
 
     #[test]
@@ -634,12 +845,14 @@ mod tests {
             ("ASAT_BAD_TIME", "50us"),
             ("ASAT_BAD_TRIG", "3"),
             ("ASAT_GOOD_TRIG", "4"),
+            ("ASAT_SAMPLES", "2"),
         ]))
         .unwrap();
         assert_eq!(
             a.config(),
             AsatConfig {
-                eval_interval: Duration::from_millis(250),
+                eval_interval: 250 * MS,
+                samples: 2,
                 bad_time: Some(50 * US),
                 bad_trig: 3,
                 good_trig: 4
@@ -654,6 +867,8 @@ mod tests {
         );
         let e = Asat::from_env_with(&env(&[("ASAT_BAD_TRIG", "0")])).unwrap_err();
         assert!(e.to_string().contains("between 1 and 1000"), "{e}");
+        let e = Asat::from_env_with(&env(&[("ASAT_SAMPLES", "x")])).unwrap_err();
+        assert!(e.to_string().contains("ASAT_SAMPLES"), "{e}");
         assert!(Asat::from_env_with(&env(&[("ASAT_BAD_TIME", "auto")]))
             .unwrap()
             .config()
@@ -665,25 +880,36 @@ mod tests {
         #[test]
         fn team_size_never_leaves_one_to_bound(
             initial in 1usize..16,
+            samples in 1u32..5,
             steps in proptest::collection::vec((0u64..300, 0u64..10_000, 1usize..16), 1..200),
         ) {
             let mut c = cfg();
             c.bad_time = None;
+            c.samples = samples;
             let mut l = AsatLogic::new(c, initial);
             let t0 = Instant::now();
             let mut t = 0;
             let mut last_bound = initial;
+            let mut last_eval: Option<u64> = None;
+            let mut prev_n = initial;
             for (dt, passage_us, bound) in steps {
                 t += dt;
                 let now = t0 + Duration::from_millis(t);
-                let due = l.due(now);
-                let (n, probes, _) = region(&mut l, now, bound, &|_| US * passage_us as u32);
-                if due {
-                    last_bound = bound;
+                let (n, probes, e) = region(&mut l, now, bound, &|_| US * passage_us as u32);
+                if let Some(e) = e {
+                    last_bound = e.bound;
+                    proptest::prop_assert_eq!(e.bound, bound);
+                    if let Some(prev) = last_eval {
+                        proptest::prop_assert!(t - prev >= 100, "evaluations {} ms apart", t - prev);
+                    }
+                    last_eval = Some(t);
                 }
                 proptest::prop_assert!(n >= 1 && n <= last_bound, "n {} bound {}", n, last_bound);
                 proptest::prop_assert!(probes.len() <= 2);
-                proptest::prop_assert!(probes.iter().all(|&p| p >= 2 && p <= last_bound));
+                // Samples run with the current size, a toe dip with one more, within the bound.
+                proptest::prop_assert!(probes.iter().all(|&p| p >= 2 && p <= prev_n + 1));
+                proptest::prop_assert!(probes.len() < 2 || probes[1] <= last_bound);
+                prev_n = n;
             }
         }
     }

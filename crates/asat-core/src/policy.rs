@@ -141,9 +141,16 @@ pub enum Plan {
     },
     /// Before deciding, run a timed barrier with this many threads and report the passage
     /// time (first thread in to last thread out) through [`RegionStart::probe`].
+    #[non_exhaustive]
     Probe {
         /// Number of threads in the timed barrier.
         threads: usize,
+        /// Give up on members whose worker has not started the barrier this long after the
+        /// starting thread entered it (they are revoked, as in a loop, and the passage is
+        /// reported as at least this long). `None` waits for every member. A policy that only
+        /// needs to know whether the passage exceeds a threshold passes the threshold, so a
+        /// probe on an oversubscribed machine costs at most that long instead of a time slice.
+        give_up_after: Option<Duration>,
     },
 }
 
@@ -153,9 +160,20 @@ impl Plan {
         Plan::Run { threads }
     }
 
-    /// [`Plan::Probe`] with `threads`.
+    /// [`Plan::Probe`] with `threads`, waiting for every member.
     pub const fn probe(threads: usize) -> Plan {
-        Plan::Probe { threads }
+        Plan::Probe {
+            threads,
+            give_up_after: None,
+        }
+    }
+
+    /// [`Plan::Probe`] with `threads`, giving up on members not started within `limit`.
+    pub const fn probe_within(threads: usize, limit: Duration) -> Plan {
+        Plan::Probe {
+            threads,
+            give_up_after: Some(limit),
+        }
     }
 }
 
@@ -169,6 +187,9 @@ pub struct ProbeResult {
     pub passage: Duration,
     /// How many threads blocked in the kernel while waiting in it.
     pub blocked: u32,
+    /// How many members were given up on because their worker had not started within the
+    /// probe's `give_up_after` (the passage is then at least that long).
+    pub given_up: u32,
 }
 
 impl ProbeResult {
@@ -178,6 +199,7 @@ impl ProbeResult {
             threads,
             passage,
             blocked,
+            given_up: 0,
         }
     }
 }

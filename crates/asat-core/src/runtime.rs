@@ -31,7 +31,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -110,6 +110,7 @@ struct Control {
 struct Counters {
     regions: AtomicU64,
     probes: AtomicU64,
+    probe_ns: AtomicU64,
     last_team: AtomicU64,
     blocks: AtomicU64,
     revoked: AtomicU64,
@@ -127,6 +128,9 @@ pub struct RuntimeStats {
     pub regions: u64,
     /// Probes (timed barriers) run.
     pub probes: u64,
+    /// Wall time the starting thread spent in probes, summed (always measured: two clock
+    /// reads per probe).
+    pub probe_time: Duration,
     /// The team size of the last region.
     pub last_team: usize,
     /// Times a member blocked in the kernel at a join or barrier.
@@ -229,6 +233,7 @@ impl Runtime {
         RuntimeStats {
             regions: s.regions.load(Ordering::Relaxed),
             probes: s.probes.load(Ordering::Relaxed),
+            probe_time: Duration::from_nanos(s.probe_ns.load(Ordering::Relaxed)),
             last_team: s.last_team.load(Ordering::Relaxed) as usize,
             blocks: s.blocks.load(Ordering::Relaxed),
             revoked: s.revoked.load(Ordering::Relaxed),
@@ -390,13 +395,16 @@ impl Runtime {
         loop {
             match inner.policy.plan(&start) {
                 Plan::Run { threads } => return threads.clamp(1, inner.max_threads),
-                Plan::Probe { threads } => {
+                Plan::Probe {
+                    threads,
+                    give_up_after,
+                } => {
                     let threads = threads.clamp(1, inner.max_threads);
                     if start.probes_left == 0 {
                         return threads;
                     }
                     start.probes_left -= 1;
-                    start.probe = Some(self.probe(ctl, threads));
+                    start.probe = Some(self.probe(ctl, threads, give_up_after));
                     start.now = Instant::now();
                 }
             }
@@ -404,16 +412,62 @@ impl Runtime {
     }
 
     /// A timed barrier with `threads` members: the passage is the last member's exit minus the
-    /// first member's entry.
-    fn probe(&self, ctl: &mut Control, threads: usize) -> ProbeResult {
-        let st = &self.inner.region;
+    /// first member's entry. With `give_up_after`, the starting thread (always the first in)
+    /// waits at most that long for the workers to start; it then revokes the posts no worker
+    /// has claimed (they count as arrived at the barrier, and the passage is reported as at
+    /// least the time waited).
+    fn probe(
+        &self,
+        ctl: &mut Control,
+        threads: usize,
+        give_up_after: Option<Duration>,
+    ) -> ProbeResult {
+        let inner = &*self.inner;
+        let st = &inner.region;
+        let given_up = AtomicU32::new(0);
+        let waited_ns = AtomicU64::new(0);
         let body = |team: &Team<'_>| {
             let m = team.index();
-            st.probe_enter[m].store(st.now_ns(), Ordering::Relaxed);
+            let enter = st.now_ns();
+            st.probe_enter[m].store(enter, Ordering::Relaxed);
+            if m == 0 {
+                if let Some(limit) = give_up_after {
+                    let workers = &inner.mailboxes[1..team.size()];
+                    // Spin without yielding: the wait is bounded by `limit`, and a yield on a
+                    // crowded CPU would hand it to another process for a whole time slice.
+                    let start = Instant::now();
+                    let mut spins = 0u32;
+                    let all_started = loop {
+                        if workers.iter().all(|mb| mb.claimed()) {
+                            break true;
+                        }
+                        spins = spins.wrapping_add(1);
+                        if spins % 32 == 0 && start.elapsed() >= limit {
+                            break false;
+                        }
+                        std::hint::spin_loop();
+                    };
+                    if !all_started {
+                        let k = workers.iter().filter(|mb| mb.revoke()).count();
+                        if k > 0 {
+                            given_up.store(k as u32, Ordering::Relaxed);
+                            waited_ns.store(st.now_ns() - enter, Ordering::Relaxed);
+                            // The revoked members will never arrive: arrive for them.
+                            st.arrive_for(k);
+                        }
+                    }
+                }
+            }
             team.barrier_with(WaitSite::Probe, || {});
             st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
         };
+        let began = Instant::now();
         let n = self.ensure_workers(ctl, threads);
+        // Members given up on keep the times of an earlier probe: mark every slot first.
+        for m in 0..n {
+            st.probe_enter[m].store(u64::MAX, Ordering::Relaxed);
+            st.probe_leave[m].store(0, Ordering::Relaxed);
+        }
         let panic = self.execute(ctl, n, &body, Shape::Probe);
         debug_assert!(panic.is_none(), "the probe body does not panic");
         let first_in = st.probe_enter[..n]
@@ -426,11 +480,19 @@ impl Runtime {
             .map(|a| a.load(Ordering::Relaxed))
             .max()
             .unwrap_or(0);
-        self.inner.stats.probes.fetch_add(1, Ordering::Relaxed);
+        inner.stats.probes.fetch_add(1, Ordering::Relaxed);
+        inner
+            .stats
+            .probe_ns
+            .fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let passage = last_out
+            .saturating_sub(first_in)
+            .max(waited_ns.load(Ordering::Relaxed));
         ProbeResult {
             threads: n,
-            passage: Duration::from_nanos(last_out.saturating_sub(first_in)),
+            passage: Duration::from_nanos(passage),
             blocked: st.blocks.load(Ordering::Relaxed),
+            given_up: given_up.load(Ordering::Relaxed),
         }
     }
 
@@ -658,6 +720,12 @@ impl Mailbox {
                     Ordering::Relaxed,
                 )
                 .is_ok()
+    }
+
+    /// Whether the posted region was claimed by its worker (or is finished).
+    #[inline]
+    fn claimed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & 3 != POSTED
     }
 
     /// Whether the posted region is finished (`SeqCst`: see [`Event::wait_until`]).

@@ -103,6 +103,13 @@ impl RegionState {
         self.epoch.elapsed().as_nanos() as u64
     }
 
+    /// Counts `k` members as arrived at the current barrier without them running: members of
+    /// a probe that were revoked before their worker started them. Must be called by a member
+    /// that has not arrived yet (it arrives after), so the last arrival still releases.
+    pub(crate) fn arrive_for(&self, k: usize) {
+        self.arrived.fetch_add(k, Ordering::AcqRel);
+    }
+
     /// Nanoseconds since the region started.
     #[inline]
     pub(crate) fn since_start_ns(&self) -> u64 {

@@ -1,0 +1,78 @@
+//! A probe with `give_up_after` revokes members whose worker has not started in time, counts
+//! them as arrived, and reports a passage at least as long as it waited; the runtime stays
+//! correct afterwards.
+
+use asat::{Plan, Policy, ProbeResult, RegionStart, Runtime, Schedule};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Probes each region with 2 threads and the given limit, then runs it with 2 threads.
+#[derive(Debug)]
+struct ProbeEveryRegion {
+    limit: Option<Duration>,
+    results: Mutex<Vec<ProbeResult>>,
+}
+
+impl Policy for ProbeEveryRegion {
+    fn name(&self) -> &str {
+        "probe-every-region"
+    }
+    fn plan(&self, start: &RegionStart) -> Plan {
+        match start.probe {
+            None => match self.limit {
+                Some(l) => Plan::probe_within(2, l),
+                None => Plan::probe(2),
+            },
+            Some(r) => {
+                self.results.lock().unwrap().push(r);
+                Plan::run(2)
+            }
+        }
+    }
+}
+
+fn run(limit: Option<Duration>) -> Vec<ProbeResult> {
+    let policy = Arc::new(ProbeEveryRegion {
+        limit,
+        results: Mutex::new(Vec::new()),
+    });
+    let rt = Runtime::builder()
+        .max_threads(2)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        // Long enough for the idle worker to park: waking it takes a futex wake, far longer
+        // than a zero limit.
+        std::thread::sleep(Duration::from_millis(2));
+        let hits: Vec<AtomicUsize> = (0..1000).map(|_| AtomicUsize::new(0)).collect();
+        rt.parallel_for(0..1000, Schedule::Static, |i| {
+            hits[i].fetch_add(1, Ordering::Relaxed);
+        });
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+    let r = policy.results.lock().unwrap().clone();
+    assert_eq!(r.len(), 20);
+    r
+}
+
+#[test]
+fn a_zero_limit_gives_up_on_a_parked_worker() {
+    let results = run(Some(Duration::ZERO));
+    let given_up: Vec<_> = results.iter().filter(|r| r.given_up > 0).collect();
+    assert!(
+        !given_up.is_empty(),
+        "no probe gave up on a parked worker: {results:?}"
+    );
+    for r in &results {
+        assert_eq!(r.threads, 2);
+        assert!(r.given_up <= 1);
+    }
+}
+
+#[test]
+fn without_a_limit_every_member_takes_part() {
+    let results = run(None);
+    assert!(results.iter().all(|r| r.given_up == 0 && r.threads == 2));
+}
