@@ -27,9 +27,20 @@
 //! is off a CPU is as often the other job's: with one CPU hog beside a 2-thread job on 2 CPUs,
 //! half of single timed barriers pass in microseconds (measured; see BENCHMARKS.md), so two
 //! bad evaluations in a row (the drop trigger) come late and by chance. An evaluation therefore
-//! judges the *worst* of [`AsatConfig::samples`] timed barriers, spread evenly over its
-//! interval (one every `eval_interval / samples`). The toe dip stays one barrier, as in the
-//! paper.
+//! judges the *worst* of up to [`AsatConfig::samples`] timed barriers spread over its interval:
+//! one at the evaluation itself when none was taken yet (so the first region start evaluates at
+//! once, as in the paper), and one every `eval_interval / samples` in between, until one is
+//! bad (the verdict is then known, and further samples would only cost). The toe dip stays one
+//! barrier, as in the paper.
+//!
+//! # Backing off from toe dips that fail
+//!
+//! On a crowded machine a toe dip can pass by luck (a woken thread briefly gets a CPU ahead of
+//! the running ones), and the thread it adds is dropped again two evaluations later, after
+//! paying for bad barriers. When a growth is undone within `bad_trig + 1` evaluations, the
+//! good evaluations needed before the next toe dip double (`good_trig << backoff`, at most
+//! [`MAX_BACKOFF`] doublings); a growth that holds resets it. Without this, k jobs on a full
+//! machine keep oscillating; with it they settle (item 5 of the design).
 //!
 //! A timed barrier only needs to tell whether its passage exceeds the threshold, so it is
 //! run with [`Plan::probe_within`] the threshold: a member whose worker has not started by
@@ -56,6 +67,9 @@
 //! A thread that is off a CPU because another is running there comes back only at the next
 //! scheduling decision, a time slice later (Linux CFS/EEVDF: 0.75-4 ms). On this machine
 //! balanced passages measure 0.3-40 us and passages with a CPU hog beside the team 1-4 ms.
+//! The derived threshold is also capped at [`MAX_BAD_TIME`] = 1 ms: a job started on a crowded
+//! machine measures only slow passages, and 20 times the smallest of those would call every
+//! passage good.
 //!
 //! # The bound
 //!
@@ -78,6 +92,10 @@ pub const MIN_BAD_TIME: Duration = Duration::from_micros(250);
 pub const DEFAULT_BAD_TIME: Duration = MIN_BAD_TIME;
 /// How many recent passages the baseline is the minimum of.
 pub const BASELINE_WINDOW: usize = 32;
+/// The derived threshold is never above this (see the [module docs](crate::asat)).
+pub const MAX_BAD_TIME: Duration = Duration::from_millis(1);
+/// Toe dips wait at most `good_trig << MAX_BACKOFF` good evaluations.
+pub const MAX_BACKOFF: u32 = 3;
 /// How many evaluations [`Asat::history`] keeps (the oldest are dropped).
 pub const HISTORY_LIMIT: usize = 100_000;
 
@@ -182,6 +200,12 @@ pub struct AsatLogic {
     /// What the probe under way is for.
     pending: Option<Pending>,
     bound: usize,
+    /// Evaluations so far, and the one at which the team last grew (while it may still be
+    /// undone soon).
+    evaluations: u64,
+    grew_at: Option<u64>,
+    /// Toe dips wait for `good_trig << backoff` good evaluations.
+    backoff: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -217,6 +241,9 @@ impl AsatLogic {
             taken: 0,
             pending: None,
             bound: initial.max(1),
+            evaluations: 0,
+            grew_at: None,
+            backoff: 0,
         }
     }
 
@@ -231,7 +258,7 @@ impl AsatLogic {
             return t;
         }
         match self.recent.iter().min() {
-            Some(&base) => (base * BAD_FACTOR).max(MIN_BAD_TIME),
+            Some(&base) => (base * BAD_FACTOR).clamp(MIN_BAD_TIME, MAX_BAD_TIME),
             None => DEFAULT_BAD_TIME,
         }
     }
@@ -267,8 +294,9 @@ impl AsatLogic {
 
     /// One step at a region start.
     ///
-    /// - `now`: the clock; `bound()` the most threads the job may use (called only when an
-    ///   evaluation is judged, after its timed barriers, so reading it never delays one);
+    /// - `now`: the clock; `bound()` the most threads the job may use (called only at the
+    ///   first region start and when an evaluation is judged, after its timed barriers, so
+    ///   reading it never delays one);
     /// - `probe`: the result of the probe the previous step asked for, or `None` at a fresh
     ///   region start.
     pub fn step(
@@ -277,11 +305,11 @@ impl AsatLogic {
         probe: Option<ProbeResult>,
         bound: impl FnOnce() -> usize,
     ) -> Step {
+        let mut bound = Some(bound);
         let run = |n: usize| Step {
             plan: Plan::run(n),
             evaluation: None,
         };
-        let mut bound = Some(bound);
         let Some(probe) = probe else {
             // A fresh region start.
             if self.first_eval.is_none() {
@@ -309,10 +337,15 @@ impl AsatLogic {
                     };
                 }
             }
-            if self.threads >= 2 {
-                if !self.sample_due(now) {
-                    return run(self.threads);
-                }
+            let due = self.due(now);
+            let window_bad = self.worst.is_some_and(|w| w > self.bad_time());
+            let wants_sample = self.threads >= 2
+                && ((due && self.taken == 0)
+                    || (!due
+                        && !window_bad
+                        && self.taken < self.config.samples.max(1)
+                        && self.sample_due(now)));
+            if wants_sample {
                 self.last_sample = Some(now);
                 self.pending = Some(Pending::Sample);
                 return Step {
@@ -320,12 +353,11 @@ impl AsatLogic {
                     evaluation: None,
                 };
             }
-            if !self.due(now) {
+            if !due {
                 return run(self.threads);
             }
-            // A team of one: nothing to time, the evaluation is good.
             let known = self.bound;
-            return self.evaluate(now, None, || bound.take().map_or(known, |f| f()));
+            return self.evaluate(now, bound.take().map_or(known, |f| f()));
         };
         match self.pending.take() {
             // A probe we did not ask for: ignore it.
@@ -334,13 +366,11 @@ impl AsatLogic {
                 self.record_passage(&probe);
                 self.worst = Some(self.worst.map_or(probe.passage, |w| w.max(probe.passage)));
                 self.taken += 1;
-                if self.taken < self.config.samples.max(1) {
+                if !self.due(now) {
                     return run(self.threads);
                 }
-                let worst = self.worst.take();
-                self.taken = 0;
                 let known = self.bound;
-                self.evaluate(now, worst, || bound.take().map_or(known, |f| f()))
+                self.evaluate(now, bound.take().map_or(known, |f| f()))
             }
             Some(Pending::Toe(mut eval)) => {
                 self.record_passage(&probe);
@@ -348,6 +378,7 @@ impl AsatLogic {
                 if probe.passage <= self.bad_time() {
                     self.threads = (self.threads + 1).min(self.bound);
                     eval.decision = Decision::Grow;
+                    self.grew_at = Some(self.evaluations);
                     self.restart_samples();
                 } else {
                     eval.decision = Decision::RejectGrow;
@@ -361,17 +392,22 @@ impl AsatLogic {
         }
     }
 
-    /// An evaluation: the bound, then the paper's counting and triggers on `passage` (the
-    /// worst sample; `None` for a team of one).
-    fn evaluate(
-        &mut self,
-        now: Instant,
-        passage: Option<Duration>,
-        bound: impl FnOnce() -> usize,
-    ) -> Step {
+    /// The good evaluations in a row needed before a toe dip: `good_trig`, doubled for each
+    /// recent growth that was dropped again soon after (see the module docs).
+    pub fn good_needed(&self) -> u32 {
+        self.config.good_trig.saturating_mul(1 << self.backoff)
+    }
+
+    /// An evaluation: the bound, then the paper's counting and triggers on the worst sample
+    /// of the window (none for a team of one).
+    fn evaluate(&mut self, now: Instant, bound: usize) -> Step {
+        let passage = self.worst.take();
+        self.taken = 0;
         self.last_eval = Some(now);
+        self.last_sample = Some(now);
+        self.evaluations += 1;
         let first = *self.first_eval.get_or_insert(now);
-        self.bound = bound().max(1);
+        self.bound = bound.max(1);
         let mut eval = Evaluation {
             at: now.saturating_duration_since(first),
             threads_before: self.threads,
@@ -404,8 +440,21 @@ impl AsatLogic {
             self.threads -= 1;
             eval.decision = Decision::Drop;
             self.restart_samples();
+            // A growth undone this soon was a toe dip that happened to find a free moment.
+            if let Some(g) = self.grew_at.take() {
+                if self.evaluations - g <= u64::from(self.config.bad_trig) + 1 {
+                    self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
+                }
+            }
         }
-        if self.good_count >= self.config.good_trig && self.threads < self.bound {
+        if let Some(g) = self.grew_at {
+            if self.evaluations - g > u64::from(self.config.bad_trig) + 1 {
+                // The growth held.
+                self.grew_at = None;
+                self.backoff = 0;
+            }
+        }
+        if self.good_count >= self.good_needed() && self.threads < self.bound {
             // Dip a toe in the water: one timed barrier with one more thread.
             self.pending = Some(Pending::Toe(eval));
             return Step {
@@ -681,39 +730,77 @@ mod tests {
         c.samples = 4;
         let mut l = AsatLogic::new(c, 2);
         let t0 = Instant::now();
-        // Samples at 0, 25, 50, 75 ms (regions in between do not probe); the third is bad.
-        let passages = [5 * US, 7 * US, 900 * US, 6 * US];
+        // The first region start evaluates at once, on one barrier.
+        let (n, probes, e) = region(&mut l, t0, 2, &|_| 5 * US);
+        assert_eq!((n, probes), (2, vec![2]));
+        assert_eq!(e.unwrap().at, Duration::ZERO);
+        // Then a sample every 25 ms; the second is bad, so the window's verdict is known and
+        // the third is skipped; the evaluation comes at 100 ms and judges the worst.
         let mut evals = Vec::new();
-        let mut sample = 0;
-        for ms in (0..100).step_by(5) {
-            let p = passages[sample.min(3)];
+        let mut sampled = Vec::new();
+        for ms in (5..=100).step_by(5) {
+            let p = if ms == 50 { 900 * US } else { 6 * US };
             let (n, probes, e) = region(&mut l, t0 + ms * MS, 2, &|_| p);
             assert_eq!(n, 2);
-            if ms % 25 == 0 {
-                assert_eq!(probes, vec![2], "a sample at {ms} ms");
-                sample += 1;
-            } else {
-                assert!(probes.is_empty(), "no sample at {ms} ms");
+            if !probes.is_empty() {
+                sampled.push(ms);
             }
             evals.extend(e);
         }
+        assert_eq!(
+            sampled,
+            vec![25, 50],
+            "samples at 25 and 50 ms, none after a bad one"
+        );
         assert_eq!(evals.len(), 1, "one evaluation per interval: {evals:?}");
+        assert_eq!(evals[0].at, 100 * MS);
         assert_eq!(
             evals[0].passage,
             Some(900 * US),
             "the worst sample is judged"
         );
-        assert_eq!(evals[0].at, 75 * MS, "time since the first region start");
-        // The next window: all good, judged at the fourth sample (175 ms).
-        for ms in (100..200).step_by(5) {
-            let (_, _, e) = region(&mut l, t0 + ms * MS, 2, &|_| 5 * US);
-            if let Some(e) = e {
-                evals.push(e);
+        // A good window: three samples, judged at 200 ms.
+        let mut sampled = Vec::new();
+        for ms in (105..=200).step_by(5) {
+            let (_, probes, e) = region(&mut l, t0 + ms * MS, 2, &|_| 5 * US);
+            if !probes.is_empty() {
+                sampled.push(ms);
             }
+            evals.extend(e);
         }
+        assert_eq!(sampled, vec![125, 150, 175]);
         assert_eq!(evals.len(), 2, "{evals:?}");
-        assert_eq!(evals[1].passage, Some(5 * US));
-        assert_eq!(evals[1].at, 175 * MS);
+        assert_eq!((evals[1].at, evals[1].passage), (200 * MS, Some(5 * US)));
+    }
+
+    #[test]
+    fn a_growth_undone_at_once_doubles_the_wait_for_the_next_toe_dip() {
+        // 1 thread good; 2 threads: the toe dip passes but every later barrier is bad.
+        let mut l = AsatLogic::new(cfg(), 1);
+        let t0 = Instant::now();
+        let mut sizes = Vec::new();
+        let mut decisions = Vec::new();
+        for k in 0..40 {
+            // At one thread, the only probe is a toe dip.
+            let at_one = l.threads() == 1;
+            let passage = move |_| if at_one { 5 * US } else { 5000 * US };
+            let (n, _, e) = region(&mut l, t0 + 100 * k * MS, 2, &passage);
+            sizes.push(n);
+            decisions.push(e.map(|e| e.decision));
+        }
+        let grows: Vec<usize> = decisions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d == Some(Decision::Grow))
+            .map(|(k, _)| k)
+            .collect();
+        // Toe dips after 3, then 6, then 12 good evaluations (+2 at two threads each time).
+        assert_eq!(grows, vec![2, 10, 24], "{decisions:?}");
+        assert!(sizes.iter().all(|&n| n <= 2));
+        let gaps: Vec<usize> = grows.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(gaps[0], 2 + 6, "{decisions:?}");
+        assert_eq!(gaps[1], 2 + 12, "{decisions:?}");
+        assert_eq!(l.good_needed(), 3 << 3);
     }
 
     #[test]
@@ -809,6 +896,10 @@ mod tests {
         // a 1 us baseline is floored
         region(&mut l, t0 + 200 * MS, 2, &|_| US);
         assert_eq!(l.bad_time(), MIN_BAD_TIME);
+        // a window of only slow passages (a crowded machine from the start) is capped
+        let mut l = AsatLogic::new(c, 2);
+        region(&mut l, t0, 2, &|_| 20 * MS);
+        assert_eq!(l.bad_time(), MAX_BAD_TIME);
     }
 
     #[test]
