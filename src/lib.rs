@@ -2,7 +2,8 @@
 //!
 //! This facade re-exports the workspace's crates:
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
-//!   [`Fixed`] and [`Single`] policies.
+//!   [`Fixed`], [`Single`] and ASAT policies.
+//! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //!
 //! ```
 //! use asat::{Runtime, Schedule};
@@ -14,3 +15,4 @@
 
 pub use asat_core as core;
 pub use asat_core::*;
+pub use asat_pools as pools;

@@ -1,0 +1,403 @@
+//! [`PoolPolicy`]: processor pools as an asat-core [`Policy`].
+//!
+//! One `PoolPolicy` is one job (one [`Runtime`](asat_core::Runtime)); it is attached to one
+//! runtime only.
+//!
+//! # Load accounting
+//!
+//! The load index is the number of active threads per pool, in a [`LoadTable`] that the jobs
+//! share (a [`SharedTable`] across processes by default). A job counts as follows, as the
+//! paper's master thread does:
+//!
+//! - [`build`](PoolPolicyBuilder::build): the job picks its home pool (the least loaded) and
+//!   adds 1 there: its master thread, the thread that runs the serial code between regions.
+//! - [`plan`](Policy::plan) (a region starts): the master goes to sleep (its 1 leaves the home
+//!   pool), then [`place`] decides the team size `a` and how many members go to each pool, from
+//!   the loads at this moment; those threads are added to their pools.
+//! - [`placement`](Policy::placement): each member is pinned to the CPUs of its pool
+//!   (member 0, the caller, gets its own mask back when the region ends).
+//! - [`region_end`](Policy::region_end): the region's threads leave their pools; the master's
+//!   1 returns to the home pool.
+//! - Drop: the master's 1 leaves.
+//!
+//! # Holding a placement (fine-grain jobs)
+//!
+//! The paper places a job's threads once per parallel phase. A fine-grain job starts thousands
+//! of short regions a second; placing each one anew makes its threads hop between pools (a
+//! `sched_setaffinity` and a migration each time) and makes the table flicker. With
+//! [`hold`](PoolPolicyBuilder::hold) set, a placement is kept for that long: regions started
+//! within it reuse the team and pools without a decision, and the threads stay counted in the
+//! table between those regions (they are active in the sense of the load index: the job will
+//! use them again within microseconds). The next region after the interval is placed anew. The
+//! default, no hold, is the paper's rule.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use asat_core::{MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, RuntimeInfo};
+
+use crate::placement::{home_pool, place, Params};
+use crate::{Error, LoadTable, Pools, SharedTable};
+
+/// Where one region's team went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionPlacement {
+    /// The region's sequence number.
+    pub seq: u64,
+    /// The desired parallelism `d`.
+    pub desired: usize,
+    /// The team size `a`.
+    pub threads: usize,
+    /// The pool loads the decision saw (the job's own master not counted).
+    pub loads: Vec<u32>,
+    /// The candidate pools, home first.
+    pub candidates: Vec<usize>,
+    /// `(pool, members)` for each pool that got members.
+    pub per_pool: Vec<(usize, usize)>,
+    /// The pool of each member (index = member).
+    pub member_pools: Vec<usize>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    held: Vec<(usize, usize)>,
+    master_in_home: bool,
+    placed_at: Option<Instant>,
+    last: Option<RegionPlacement>,
+    regions: u64,
+}
+
+/// Processor-pool scheduling (Zhou and Brecht) for one job. See the [module docs](crate::policy).
+///
+/// ```
+/// use std::sync::Arc;
+/// use asat_core::Runtime;
+/// use asat_pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
+///
+/// let topo = Topology::synthetic("node:4 core:4 pu:1")?;
+/// let pools = topo.pools(PoolKind::Numa)?;
+/// let table = Arc::new(LocalLoads::new(pools.len()));
+/// let policy = Arc::new(
+///     PoolPolicy::builder(pools)
+///         .table(table.clone())
+///         .pin(false) // a synthetic machine cannot be pinned to
+///         .desired(6)
+///         .build()?,
+/// );
+/// let rt = Runtime::builder().max_threads(6).shared_policy(policy.clone()).build()?;
+/// rt.region(|_team| {});
+/// let last = policy.last_region().unwrap();
+/// // 6 threads, F = 0.8: x = round(0.8*6/4) = 1 pool; 4 idle CPUs there, G*d = 3: a = 4.
+/// assert_eq!(last.threads, 4);
+/// assert_eq!(last.per_pool, vec![(policy.home(), 4)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PoolPolicy {
+    pools: Pools,
+    sizes: Vec<u32>,
+    table: Arc<dyn LoadTable>,
+    params: Params,
+    desired: Option<usize>,
+    pin: bool,
+    hold: Duration,
+    home: usize,
+    members: OnceLock<Box<[AtomicU32]>>,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for PoolPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolPolicy")
+            .field("pools", &self.pools)
+            .field("params", &self.params)
+            .field("desired", &self.desired)
+            .field("pin", &self.pin)
+            .field("hold", &self.hold)
+            .field("home", &self.home)
+            .field("table", &self.table)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`PoolPolicy`]; values are checked by [`build`](Self::build).
+pub struct PoolPolicyBuilder {
+    pools: Pools,
+    table: Option<Arc<dyn LoadTable>>,
+    params: Params,
+    desired: Option<usize>,
+    pin: bool,
+    hold: Duration,
+}
+
+impl fmt::Debug for PoolPolicyBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolPolicyBuilder")
+            .field("pools", &self.pools)
+            .field("params", &self.params)
+            .field("desired", &self.desired)
+            .field("pin", &self.pin)
+            .field("hold", &self.hold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PoolPolicyBuilder {
+    /// `F`, the spanning control (default 0.8; 0 = never span; must be finite and >= 0).
+    pub fn f(mut self, f: f64) -> Self {
+        self.params.f = f;
+        self
+    }
+
+    /// `G`, the least actual parallelism as a fraction of `d` (default 0.5; in `[0, 1]`).
+    pub fn g(mut self, g: f64) -> Self {
+        self.params.g = g;
+        self
+    }
+
+    /// The job's desired parallelism `d` (default: the runtime's `max_threads`; above it, it
+    /// is lowered to it).
+    pub fn desired(mut self, d: usize) -> Self {
+        self.desired = Some(d);
+        self
+    }
+
+    /// Whether members are pinned to their pool's CPUs (default true; the pools must be this
+    /// system's).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Keep a placement for this long: regions started within it reuse the team and pools,
+    /// whose threads stay counted in the table between regions (default: zero, a decision at
+    /// every region as in the paper). See the
+    /// [module docs](crate::policy#holding-a-placement-fine-grain-jobs).
+    pub fn hold(mut self, hold: Duration) -> Self {
+        self.hold = hold;
+        self
+    }
+
+    /// The load table (default: [`SharedTable::open`] for these pools, shared with every
+    /// process of this user that uses the same pools).
+    pub fn table(mut self, table: Arc<dyn LoadTable>) -> Self {
+        self.table = Some(table);
+        self
+    }
+
+    /// Checks the settings, opens the table and registers the job: its home pool is the least
+    /// loaded pool now.
+    pub fn build(self) -> Result<PoolPolicy, Error> {
+        let Params { f, g } = self.params;
+        if !(f >= 0.0 && f.is_finite()) {
+            return Err(Error::policy(format!(
+                "F = {f}: must be a finite number >= 0"
+            )));
+        }
+        if !(0.0..=1.0).contains(&g) {
+            return Err(Error::policy(format!("G = {g}: must be between 0 and 1")));
+        }
+        if self.desired == Some(0) {
+            return Err(Error::policy(
+                "desired parallelism 0: must be at least 1 thread",
+            ));
+        }
+        if self.pin {
+            if !self.pools.is_this_system() {
+                return Err(Error::not_this_system());
+            }
+            if let Ok(mask) = crate::sys::thread_affinity() {
+                let all = self.pools.all_cpus();
+                if all.intersection(&mask) != all {
+                    return Err(Error::policy(format!(
+                        "the pools' CPUs {all} are not all in this thread's affinity mask \
+                         {mask}: pools must be formed from usable CPUs"
+                    )));
+                }
+            }
+        }
+        let table = match self.table {
+            Some(t) => t,
+            None => SharedTable::open(&self.pools)?,
+        };
+        if table.pools() != self.pools.len() {
+            return Err(Error::policy(format!(
+                "the load table has {} pools but there are {}: it must be made for these pools",
+                table.pools(),
+                self.pools.len()
+            )));
+        }
+        let sizes = self.pools.sizes();
+        let home = home_pool(&table.loads(), &sizes);
+        table.add(home, 1);
+        Ok(PoolPolicy {
+            pools: self.pools,
+            sizes,
+            table,
+            params: self.params,
+            desired: self.desired,
+            pin: self.pin,
+            hold: self.hold,
+            home,
+            members: OnceLock::new(),
+            state: Mutex::new(State {
+                master_in_home: true,
+                ..State::default()
+            }),
+        })
+    }
+}
+
+impl PoolPolicy {
+    /// A builder for a job on `pools`.
+    pub fn builder(pools: Pools) -> PoolPolicyBuilder {
+        PoolPolicyBuilder {
+            pools,
+            table: None,
+            params: Params::DEFAULT,
+            desired: None,
+            pin: true,
+            hold: Duration::ZERO,
+        }
+    }
+
+    /// The job's home pool.
+    pub fn home(&self) -> usize {
+        self.home
+    }
+
+    /// The pools.
+    pub fn pools(&self) -> &Pools {
+        &self.pools
+    }
+
+    /// The load table.
+    pub fn table(&self) -> &Arc<dyn LoadTable> {
+        &self.table
+    }
+
+    /// `F` and `G`.
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// Where the last region's team went (None before the first region).
+    pub fn last_region(&self) -> Option<RegionPlacement> {
+        self.lock().last.clone()
+    }
+
+    /// The number of regions started so far (those that reused a held placement included).
+    pub fn regions(&self) -> u64 {
+        self.lock().regions
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn release(&self, st: &mut State) {
+        for (pool, n) in st.held.drain(..) {
+            self.table.sub(pool, n as u32);
+        }
+    }
+}
+
+impl Policy for PoolPolicy {
+    fn name(&self) -> &str {
+        "pools"
+    }
+
+    fn attach(&self, rt: &RuntimeInfo) -> Result<(), asat_core::Error> {
+        let members = (0..rt.max_threads).map(|_| AtomicU32::new(0)).collect();
+        self.members.set(members).map_err(|_| {
+            asat_core::Error::policy(
+                self.name(),
+                "this PoolPolicy is already attached to a runtime: each job (runtime) needs its \
+                 own",
+            )
+        })
+    }
+
+    fn plan(&self, start: &RegionStart) -> Plan {
+        let mut st = self.lock();
+        let d = self
+            .desired
+            .unwrap_or(start.max_threads)
+            .clamp(1, start.max_threads.max(1));
+        if let (Some(at), Some(last)) = (st.placed_at, &st.last) {
+            if !st.held.is_empty()
+                && last.desired == d
+                && start.now.saturating_duration_since(at) < self.hold
+            {
+                let a = last.threads;
+                st.regions += 1;
+                return Plan::run(a);
+            }
+        }
+        // Threads still held (an earlier placement) leave before the new decision.
+        self.release(&mut st);
+        if st.master_in_home {
+            self.table.sub(self.home, 1);
+            st.master_in_home = false;
+        }
+        let loads = self.table.loads();
+        let asg = place(d, self.home, &loads, &self.sizes, self.params);
+        for &(pool, n) in &asg.per_pool {
+            self.table.add(pool, n as u32);
+        }
+        st.held.clone_from(&asg.per_pool);
+        let member_pools: Vec<usize> = asg.thread_pools().collect();
+        if let Some(m) = self.members.get() {
+            for (slot, &pool) in m.iter().zip(&member_pools) {
+                slot.store(pool as u32, Ordering::Relaxed);
+            }
+        }
+        st.regions += 1;
+        st.placed_at = Some(start.now);
+        st.last = Some(RegionPlacement {
+            seq: start.seq,
+            desired: d,
+            threads: asg.threads,
+            loads,
+            candidates: asg.candidates,
+            per_pool: asg.per_pool,
+            member_pools,
+        });
+        Plan::run(asg.threads)
+    }
+
+    fn placement(&self, member: &MemberInfo) -> Placement {
+        if !self.pin {
+            return Placement::Keep;
+        }
+        // Written by `plan` before the runtime wakes any member (the wake orders it).
+        match self.members.get().and_then(|m| m.get(member.member)) {
+            Some(pool) => Placement::Cpus(self.pools.cpus(pool.load(Ordering::Relaxed) as usize)),
+            None => Placement::Keep,
+        }
+    }
+
+    fn region_end(&self, _report: &RegionReport<'_>) {
+        if !self.hold.is_zero() {
+            // The threads stay counted until the next placement (or drop).
+            return;
+        }
+        let mut st = self.lock();
+        self.release(&mut st);
+        if !st.master_in_home {
+            self.table.add(self.home, 1);
+            st.master_in_home = true;
+        }
+    }
+}
+
+impl Drop for PoolPolicy {
+    fn drop(&mut self) {
+        let mut st = self.lock();
+        self.release(&mut st);
+        if st.master_in_home {
+            self.table.sub(self.home, 1);
+        }
+    }
+}

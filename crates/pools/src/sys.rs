@@ -1,0 +1,159 @@
+//! The system calls of asat-pools (Linux): the shared-memory mapping of the load table, its
+//! per-slot locks, the user id, and the calling thread's CPU affinity. All `unsafe` of the
+//! crate lives here.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+use asat_core::CpuSet;
+
+/// The calling thread's CPU affinity mask.
+pub(crate) fn thread_affinity() -> io::Result<CpuSet> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is the empty set.
+    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `raw` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut set = CpuSet::new();
+    for cpu in 0..CpuSet::CAPACITY {
+        // SAFETY: CpuSet::CAPACITY equals CPU_SETSIZE (1024), so `cpu` is in range of `raw`.
+        if unsafe { libc::CPU_ISSET(cpu, &raw) } {
+            set.insert(cpu);
+        }
+    }
+    Ok(set)
+}
+
+/// The real user id of the process.
+pub(crate) fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// A file mapped shared into memory, seen as a slice of atomic 64-bit words.
+#[derive(Debug)]
+pub(crate) struct SharedWords {
+    file: File,
+    ptr: *mut AtomicU64,
+    words: usize,
+}
+
+// SAFETY: the mapping is only ever accessed through `&AtomicU64`s, which are Send and Sync; the
+// pointer stays valid until drop.
+unsafe impl Send for SharedWords {}
+// SAFETY: as above: all access is through atomics.
+unsafe impl Sync for SharedWords {}
+
+impl SharedWords {
+    /// Opens (creating it, mode 0600, when missing) the file at `path`, grows it to `words`
+    /// 64-bit words when it is smaller (new bytes read as zero), and maps its first `words`
+    /// words shared. Returns the mapping and the file's size before growing.
+    pub(crate) fn open(path: &Path, words: usize) -> io::Result<(Self, u64)> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)?;
+        let bytes = (words * 8) as u64;
+        let before = file.metadata()?.len();
+        if before < bytes {
+            // Concurrent openers all grow to the same size: harmless.
+            file.set_len(bytes)?;
+        }
+        // SAFETY: a fresh shared read-write mapping of `bytes` bytes of an open file; the
+        // kernel picks the address. The result is checked against MAP_FAILED.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((
+            Self {
+                file,
+                ptr: ptr.cast(),
+                words,
+            },
+            before,
+        ))
+    }
+
+    /// The mapped words.
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `ptr` is a page-aligned mapping of `words * 8` bytes, valid until drop (which
+        // needs `&mut self`, so no borrow outlives it). AtomicU64 has the size and alignment of
+        // u64, any bit pattern is a valid u64, and every access to the shared bytes, in this
+        // process and in others, goes through atomic operations.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.words) }
+    }
+
+    fn lock_cmd(&self, cmd: libc::c_int, slot: usize, ty: libc::c_short) -> io::Result<i16> {
+        // SAFETY: flock is plain data; all-zeroes is a valid value, and l_pid must be 0 for OFD
+        // locks.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = ty;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = slot as libc::off_t;
+        fl.l_len = 1;
+        // SAFETY: `fl` is a valid, writable flock for the fcntl lock commands; the fd is open.
+        let rc = unsafe { libc::fcntl(self.file.as_raw_fd(), cmd, &mut fl) };
+        if rc == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(fl.l_type)
+    }
+
+    /// Takes the open-file-description lock on byte `slot` of the file without waiting.
+    /// Returns false when another open file description holds it. The lock lives as long as
+    /// this mapping's file is open: the kernel drops it when the process dies.
+    pub(crate) fn try_lock(&self, slot: usize) -> io::Result<bool> {
+        match self.lock_cmd(libc::F_OFD_SETLK, slot, libc::F_WRLCK as libc::c_short) {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.raw_os_error() == Some(libc::EAGAIN)
+                    || e.raw_os_error() == Some(libc::EACCES) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Releases the lock on byte `slot`.
+    pub(crate) fn unlock(&self, slot: usize) -> io::Result<()> {
+        self.lock_cmd(libc::F_OFD_SETLK, slot, libc::F_UNLCK as libc::c_short)
+            .map(|_| ())
+    }
+
+    /// Whether another open file description (another process) holds the lock on byte `slot`.
+    pub(crate) fn locked_by_other(&self, slot: usize) -> io::Result<bool> {
+        let ty = self.lock_cmd(libc::F_OFD_GETLK, slot, libc::F_WRLCK as libc::c_short)?;
+        Ok(ty != libc::F_UNLCK as libc::c_short)
+    }
+}
+
+impl Drop for SharedWords {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and the length are those of the mapping made in `open`, not yet
+        // unmapped; no borrow of the words outlives `&mut self`.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.words * 8);
+        }
+    }
+}

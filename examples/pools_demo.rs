@@ -1,0 +1,221 @@
+//! Processor pools with real threads: several jobs, each its own process, share one load table
+//! in shared memory; each prints, at every parallel region, its home pool, the loads it saw,
+//! and which pools and CPUs its team got.
+//!
+//! ```text
+//! cargo run --release --example pools_demo                       # this machine, NUMA pools
+//! cargo run --release --example pools_demo -- --pools 1          # pools of one CPU
+//! cargo run --release --example pools_demo -- --topology "node:4 core:4 pu:1" --jobs 3
+//! ```
+//!
+//! On this machine members are pinned to their pool's CPUs and each prints the affinity mask
+//! it really had; a synthetic topology describes another machine, so its jobs place threads
+//! (team sizes, pools) but cannot pin them. Each region is a fixed amount of CPU work shared
+//! by the team (`--work-ms`), as in the paper's job model; jobs start `--stagger-ms` apart so
+//! their regions overlap.
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use asat::core::{CpuSet, Runtime};
+use asat::pools::{PoolKind, PoolPolicy, SharedTable, Topology};
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(about = "Jobs as processes placed on processor pools, sharing one load table")]
+struct Args {
+    /// A synthetic topology in hwloc's syntax (default: this machine).
+    #[arg(long)]
+    topology: Option<String>,
+    /// Pools: numa, l3, package, or a pool size.
+    #[arg(long, default_value = "numa")]
+    pools: String,
+    /// Number of jobs (processes).
+    #[arg(long, default_value_t = 3)]
+    jobs: usize,
+    /// Parallel regions per job.
+    #[arg(long, default_value_t = 4)]
+    regions: usize,
+    /// Desired parallelism d of every job (default: the usable CPUs of the topology).
+    #[arg(long)]
+    desired: Option<usize>,
+    /// CPU work per region, in milliseconds of one thread, shared by the team.
+    #[arg(long, default_value_t = 300)]
+    work_ms: u64,
+    /// Delay between job starts, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    stagger_ms: u64,
+    /// F: spanning control.
+    #[arg(long = "F", default_value_t = 0.8)]
+    f: f64,
+    /// G: least actual parallelism, as a fraction of d.
+    #[arg(long = "G", default_value_t = 0.5)]
+    g: f64,
+    /// Internal: run job number N.
+    #[arg(long, hide = true)]
+    worker: Option<usize>,
+    /// Internal: the load table's folder.
+    #[arg(long, hide = true)]
+    table_dir: Option<PathBuf>,
+}
+
+fn main() {
+    let args = Args::parse();
+    let result = match args.worker {
+        Some(i) => worker(&args, i),
+        None => launch(&args),
+    };
+    if let Err(e) = result {
+        eprintln!("pools_demo: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn topology(args: &Args) -> Result<Topology, asat::pools::Error> {
+    match &args.topology {
+        Some(desc) => Topology::synthetic(desc),
+        None => Topology::detect(),
+    }
+}
+
+fn launch(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.jobs == 0 {
+        return Err("--jobs 0: must be at least 1".into());
+    }
+    // Check the settings once here, so that a bad value is one clear error.
+    let topo = topology(args)?;
+    let kind: PoolKind = args.pools.parse()?;
+    let pools = topo.pools(kind)?;
+    println!(
+        "topology: {}; usable CPUs {}; {} pools ({kind:?}): {:?}",
+        args.topology.as_deref().unwrap_or("this machine"),
+        topo.usable_cpus(),
+        pools.len(),
+        pools
+    );
+    if !topo.is_this_system() {
+        println!("(synthetic topology: threads are placed but not pinned)");
+    }
+    // A table of its own for this run, so that the demo starts from an empty machine.
+    let dir = SharedTable::default_dir().join(format!("asat-pools-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let exe = std::env::current_exe()?;
+    let mut children: Vec<Child> = Vec::new();
+    for i in 0..args.jobs {
+        let mut cmd = Command::new(&exe);
+        cmd.args(std::env::args().skip(1))
+            .arg("--worker")
+            .arg(i.to_string())
+            .arg("--table-dir")
+            .arg(&dir);
+        children.push(cmd.spawn()?);
+        std::thread::sleep(Duration::from_millis(args.stagger_ms));
+    }
+    let mut failed = 0;
+    for mut c in children {
+        if !c.wait()?.success() {
+            failed += 1;
+        }
+    }
+    std::fs::remove_dir_all(&dir)?;
+    if failed > 0 {
+        return Err(format!("{failed} job(s) failed").into());
+    }
+    Ok(())
+}
+
+fn thread_mask() -> CpuSet {
+    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
+    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
+    if rc != 0 {
+        return CpuSet::new();
+    }
+    // SAFETY: c < 1024 = CPU_SETSIZE.
+    (0..1024)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &raw) })
+        .collect()
+}
+
+fn spin_for(d: Duration) {
+    let t = Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < d {
+        for _ in 0..1000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+}
+
+fn worker(args: &Args, job: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let topo = topology(args)?;
+    let pools = topo.pools(args.pools.parse()?)?;
+    let dir = args.table_dir.clone().ok_or("--table-dir missing")?;
+    let table = SharedTable::open_in(&dir, &pools)?;
+    let d = args.desired.unwrap_or(topo.usable_cpus().len());
+    let pin = topo.is_this_system();
+    let policy = Arc::new(
+        PoolPolicy::builder(pools.clone())
+            .table(table)
+            .f(args.f)
+            .g(args.g)
+            .desired(d)
+            .pin(pin)
+            .build()?,
+    );
+    let rt = Runtime::builder()
+        .max_threads(d)
+        .shared_policy(policy.clone())
+        .build()?;
+    let pid = std::process::id();
+    println!(
+        "job {job} (pid {pid}): home pool {} (CPUs {}), d = {d}",
+        policy.home(),
+        pools.cpus(policy.home())
+    );
+    for r in 0..args.regions {
+        let masks = Mutex::new(Vec::new());
+        let t = Instant::now();
+        rt.region(|team| {
+            if pin {
+                masks.lock().unwrap().push((team.index(), thread_mask()));
+            }
+            spin_for(Duration::from_millis(args.work_ms) / team.size() as u32);
+        });
+        let wall = t.elapsed();
+        let last = policy.last_region().ok_or("no region recorded")?;
+        let team: Vec<String> = last
+            .per_pool
+            .iter()
+            .map(|&(p, n)| format!("pool {p} (CPUs {}) x{n}", pools.cpus(p)))
+            .collect();
+        let mut line = format!(
+            "job {job} region {r}: loads seen {:?}, candidates {:?}, a = {} of d = {}: {} [{:.0} ms]",
+            last.loads,
+            last.candidates,
+            last.threads,
+            last.desired,
+            team.join(", "),
+            wall.as_secs_f64() * 1e3
+        );
+        if pin {
+            let mut m = masks.into_inner().unwrap();
+            m.sort_by_key(|&(i, _)| i);
+            let ok = m
+                .iter()
+                .all(|&(i, mask)| mask == pools.cpus(last.member_pools[i]));
+            let masks: Vec<String> = m.iter().map(|(i, s)| format!("m{i}:{s}")).collect();
+            line += &format!(
+                "; masks {} ({})",
+                masks.join(" "),
+                if ok { "= pools" } else { "MISMATCH" }
+            );
+        }
+        println!("{line}");
+    }
+    Ok(())
+}

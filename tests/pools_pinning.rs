@@ -1,0 +1,86 @@
+//! Pinning takes effect on this machine: each member's affinity mask is its pool's CPUs. Its
+//! own binary, because it runs regions that change thread affinity.
+
+use std::sync::{Arc, Mutex};
+
+use asat::core::{CpuSet, Runtime};
+use asat::pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
+
+fn thread_mask() -> CpuSet {
+    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
+    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
+    assert_eq!(rc, 0);
+    // SAFETY: c < 1024 = CPU_SETSIZE.
+    (0..1024)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &raw) })
+        .collect()
+}
+
+fn run_pinned(kind: PoolKind) {
+    let topo = Topology::detect().unwrap();
+    let pools = topo.pools(kind).unwrap();
+    let n = topo.usable_cpus().len();
+    let table = Arc::new(LocalLoads::new(pools.len()));
+    let policy = Arc::new(
+        PoolPolicy::builder(pools.clone())
+            .table(table)
+            .g(1.0)
+            .desired(n)
+            .build()
+            .unwrap(),
+    );
+    let rt = Runtime::builder()
+        .max_threads(n)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    let before = thread_mask();
+    for _ in 0..3 {
+        let masks = Mutex::new(vec![None; n]);
+        rt.region(|team| {
+            masks.lock().unwrap()[team.index()] = Some(thread_mask());
+            team.barrier();
+        });
+        let last = policy.last_region().unwrap();
+        assert_eq!(last.threads, n, "{last:?}");
+        let masks = masks.into_inner().unwrap();
+        for (m, mask) in masks.iter().enumerate() {
+            let want = pools.cpus(last.member_pools[m]);
+            assert_eq!(mask.unwrap(), want, "member {m} of {last:?}");
+        }
+        // The caller gets its own mask back.
+        assert_eq!(thread_mask(), before);
+    }
+}
+
+#[test]
+fn members_are_pinned_to_single_cpu_pools() {
+    // One pool per usable CPU: with 2 or more CPUs the members run on different CPUs, so a
+    // mask equal to the pool's proves the pinning (the default mask holds every CPU).
+    run_pinned(PoolKind::Size(1));
+}
+
+#[test]
+fn members_are_pinned_to_numa_pools() {
+    run_pinned(PoolKind::Numa);
+}
+
+#[test]
+fn pinning_on_a_synthetic_topology_fails_cleanly() {
+    let pools = Topology::synthetic("node:4 core:4 pu:1")
+        .unwrap()
+        .pools(PoolKind::Numa)
+        .unwrap();
+    let e = PoolPolicy::builder(pools)
+        .table(Arc::new(LocalLoads::new(4)))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("cannot pin threads: the pools come from a topology that is not this system"),
+        "{e}"
+    );
+}

@@ -1,0 +1,178 @@
+//! The shared-memory load table: jobs in one process share it, jobs in two processes see each
+//! other, and a process killed with SIGKILL does not leave its load behind.
+//!
+//! The second process is this test binary run again (`current_exe`) with `ASAT_POOLS_CHILD_DIR`
+//! set: the test `child_role` then builds a job on the same table, holds its threads inside a
+//! region and prints `READY` until it is killed. Without the variable, `child_role` does
+//! nothing.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use asat::core::{CpuSet, Runtime};
+use asat::pools::{LoadTable, PoolPolicy, Pools, SharedTable};
+
+const CHILD_ENV: &str = "ASAT_POOLS_CHILD_DIR";
+
+/// Two pools of two CPUs (a made-up machine: the table only needs the layout).
+fn pools() -> Pools {
+    let a: CpuSet = [0, 1].into_iter().collect();
+    let b: CpuSet = [2, 3].into_iter().collect();
+    Pools::new(vec![a, b], false).unwrap()
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let base = if std::path::Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!("asat-pools-test-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn job(table: Arc<SharedTable>, d: usize) -> (Arc<PoolPolicy>, Runtime) {
+    let policy = Arc::new(
+        PoolPolicy::builder(pools())
+            .table(table)
+            .pin(false)
+            .desired(d)
+            .build()
+            .unwrap(),
+    );
+    let rt = Runtime::builder()
+        .max_threads(d)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    (policy, rt)
+}
+
+#[test]
+fn child_role() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let table = SharedTable::open_in(std::path::Path::new(&dir), &pools()).unwrap();
+    let (_policy, rt) = job(table, 2);
+    rt.region(|team| {
+        if team.index() == 0 {
+            println!("READY");
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    });
+}
+
+#[test]
+fn one_table_per_process_and_layout() {
+    let dir = TempDir::new("same");
+    let t1 = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    let t2 = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    assert!(Arc::ptr_eq(&t1, &t2));
+    let name = t1
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("asat-pools-u"), "{name}");
+    assert_eq!(t1.owners(), vec![std::process::id()]);
+    // Two jobs of this process share it.
+    let (a, _rt_a) = job(t1.clone(), 2);
+    let (b, _rt_b) = job(t2.clone(), 2);
+    assert_eq!(a.home(), 0);
+    assert_eq!(b.home(), 1);
+    assert_eq!(t1.loads(), vec![1, 1]);
+    assert_eq!(t1.own_loads(), vec![1, 1]);
+}
+
+#[test]
+fn a_file_of_another_layout_is_refused() {
+    let dir = TempDir::new("layout");
+    let t = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    let path = t.path().to_path_buf();
+    drop(t);
+    // Corrupt the magic word.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    let e = SharedTable::open_in(&dir.0, &pools())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the file has another layout"), "{e}");
+}
+
+#[test]
+fn a_killed_process_leaves_no_load_behind() {
+    let dir = TempDir::new("kill");
+    let table = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    assert_eq!(table.loads(), vec![0, 0]);
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_role", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &dir.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !line.contains("READY") {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child process did not get ready");
+        }
+    }
+
+    // The child's job: home pool 0; d = 2 on pools of 2: x = round(0.8) = 1, both threads in
+    // pool 0 while its region runs.
+    assert_eq!(table.loads(), vec![2, 0]);
+    assert!(table.owners().contains(&pid), "{:?}", table.owners());
+    // A job started here now avoids the child's pool.
+    let (here, rt) = job(table.clone(), 2);
+    assert_eq!(here.home(), 1);
+    assert_eq!(table.loads(), vec![2, 1]);
+
+    child.kill().unwrap(); // SIGKILL: no destructor runs in the child
+    child.wait().unwrap();
+
+    // The kernel drops the dead process's slot lock; its load is reclaimed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while table.loads() != vec![0, 1] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(table.loads(), vec![0, 1]);
+    assert!(!table.owners().contains(&pid));
+    assert_eq!(table.reclaim_dead(), 0);
+
+    // And decisions see it: this process's next region may use pool 0 again, and a new job's
+    // home is the freed pool.
+    rt.region(|_| {});
+    let other = PoolPolicy::builder(pools())
+        .table(table.clone())
+        .pin(false)
+        .build()
+        .unwrap();
+    assert_eq!(other.home(), 0);
+    drop((other, rt, here));
+    assert_eq!(table.loads(), vec![0, 0]);
+}
