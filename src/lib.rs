@@ -4,6 +4,7 @@
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
 //!   [`Fixed`], [`Single`] and ASAT policies.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
+//! - [`gang`] (`asat-gang`): gang scheduling with signal-driven coordinated switching.
 //!
 //! ```
 //! use asat::{Runtime, Schedule};
@@ -15,4 +16,5 @@
 
 pub use asat_core as core;
 pub use asat_core::*;
+pub use asat_gang as gang;
 pub use asat_pools as pools;

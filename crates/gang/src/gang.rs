@@ -1,0 +1,196 @@
+//! [`Gang`] and [`Member`]: a gang placed in the matrix, and a thread's membership in it.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use asat_core::CpuSet;
+
+use crate::switch::{self, Shared};
+use crate::{sys, Error, GangId};
+
+/// A gang of threads placed in one slot of a [`GangScheduler`](crate::GangScheduler)'s matrix,
+/// one member per column. Its members run together, and only while their slot runs.
+///
+/// A thread becomes member `i` with [`join`](Gang::join) (pinned to member `i`'s CPU); it
+/// stops being one when the returned [`Member`] is dropped. Dropping the gang frees its cells.
+///
+/// ```no_run
+/// use asat_gang::GangScheduler;
+///
+/// let sched = GangScheduler::builder().build()?;
+/// let gang = sched.gang(2)?;
+/// std::thread::scope(|s| {
+///     for i in 0..2 {
+///         let gang = &gang;
+///         s.spawn(move || {
+///             let _me = gang.join(i).unwrap();
+///             for _ in 0..1000 {
+///                 asat_gang::safe_point(); // a clean place to be stopped
+///                 // ... fine-grain work with busy-waiting on the other member ...
+///             }
+///         });
+///     }
+/// });
+/// # Ok::<(), asat_gang::Error>(())
+/// ```
+pub struct Gang {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) id: GangId,
+    pub(crate) slot: usize,
+    pub(crate) columns: Box<[usize]>,
+}
+
+impl fmt::Debug for Gang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gang")
+            .field("id", &self.id)
+            .field("slot", &self.slot)
+            .field("columns", &self.columns)
+            .finish()
+    }
+}
+
+impl Gang {
+    pub(crate) fn create(shared: &Arc<Shared>, n: usize) -> Result<Gang, Error> {
+        let alloc = {
+            let mut m = shared
+                .matrix
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            m.allocate(n)?
+        };
+        shared.slots[alloc.slot]
+            .gangs
+            .fetch_add(1, Ordering::SeqCst);
+        shared.high.fetch_max(alloc.slot + 1, Ordering::SeqCst);
+        shared.notify();
+        Ok(Gang {
+            shared: Arc::clone(shared),
+            id: alloc.gang,
+            slot: alloc.slot,
+            columns: alloc.columns.into_boxed_slice(),
+        })
+    }
+
+    /// The gang's id in the matrix.
+    pub fn id(&self) -> GangId {
+        self.id
+    }
+
+    /// The number of members.
+    pub fn size(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The slot (row of the matrix) the gang runs in.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// The column of each member.
+    pub fn columns(&self) -> &[usize] {
+        &self.columns
+    }
+
+    /// The CPU member `member` runs on.
+    pub fn cpu(&self, member: usize) -> Option<usize> {
+        self.columns.get(member).map(|&c| self.shared.cpus[c])
+    }
+
+    /// Makes the calling thread member `member` of the gang: pins it to the member's CPU and,
+    /// if the gang's slot is not running now, waits until it does.
+    ///
+    /// Errors: `member >= size()`; the member is already joined by a thread; the calling
+    /// thread already belongs to a gang; the CPU cannot be set.
+    pub fn join(&self, member: usize) -> Result<Member<'_>, Error> {
+        let col = *self
+            .columns
+            .get(member)
+            .ok_or_else(|| Error::member(member, self.size()))?;
+        let old = sys::affinity().ok();
+        let cpu: CpuSet = std::iter::once(self.shared.cpus[col]).collect();
+        sys::set_affinity(&cpu).map_err(|e| Error::os("pinning a gang thread", e))?;
+        if let Err(e) = switch::join(&self.shared, self.slot, col, member) {
+            if let Some(old) = old {
+                let _ = sys::set_affinity(&old);
+            }
+            return Err(e);
+        }
+        Ok(Member {
+            gang: self,
+            member,
+            old_mask: old,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// The binding for a runtime's thread (used by the policy): no pinning here, the runtime
+    /// applies the placement.
+    pub(crate) fn join_unpinned(&self, member: usize) -> Result<(), Error> {
+        let col = *self
+            .columns
+            .get(member)
+            .ok_or_else(|| Error::member(member, self.size()))?;
+        switch::join(&self.shared, self.slot, col, member)
+    }
+}
+
+impl Drop for Gang {
+    fn drop(&mut self) {
+        {
+            let mut m = self
+                .shared
+                .matrix
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            m.release(self.id);
+        }
+        self.shared.slots[self.slot]
+            .gangs
+            .fetch_sub(1, Ordering::SeqCst);
+        self.shared.notify();
+    }
+}
+
+/// A thread's membership in a [`Gang`]: while it lives, the thread runs only when the gang's
+/// slot runs, pinned to its column's CPU. Dropping it leaves the gang and restores the thread's
+/// previous CPU mask. Not `Send`: it belongs to the thread that joined.
+pub struct Member<'g> {
+    gang: &'g Gang,
+    member: usize,
+    old_mask: Option<CpuSet>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for Member<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Member")
+            .field("gang", &self.gang.id)
+            .field("member", &self.member)
+            .finish()
+    }
+}
+
+impl Member<'_> {
+    /// This thread's member index.
+    pub fn index(&self) -> usize {
+        self.member
+    }
+
+    /// The CPU this thread is pinned to.
+    pub fn cpu(&self) -> usize {
+        self.gang.shared.cpus[self.gang.columns[self.member]]
+    }
+}
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        switch::leave();
+        if let Some(old) = &self.old_mask {
+            // Best effort: the old mask was valid when read.
+            let _ = sys::set_affinity(old);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! [`GangPolicy`]: an asat-core runtime whose team is one gang of a [`GangScheduler`].
+//!
+//! # Membership
+//!
+//! The gang is created, `max_threads` wide, when the runtime is built
+//! ([`Policy::attach`]); building fails if it is wider than the gang domain. Workers are
+//! members `1..max_threads`: each joins the gang when it starts ([`Policy::thread_start`]) and
+//! leaves before it exits. Member 0 is the user thread that starts a region, which may be a
+//! different thread each region: it joins the gang as member 0 when it enters the region
+//! ([`Policy::placement`], which may therefore wait for the gang's slot) and leaves at the
+//! region's end ([`Policy::region_end`]); between regions it runs unscheduled. Every member is
+//! pinned to its column's CPU while in a region.
+//!
+//! # Waiting
+//!
+//! Inside a gang, barriers and joins busy-wait ([`GangWait`]): the partner a thread waits for
+//! is running on its own CPU at the same time, which is the point of gang scheduling. Idle
+//! workers spin briefly and then sleep; while idle they count as not runnable, so a gang whose
+//! threads are all idle is switched away from early and skipped, and they are not signalled at
+//! switches. A worker woken with work while its slot is stopped waits for the slot first.
+//!
+//! [`GangScheduler`]: crate::GangScheduler
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use asat_core::{
+    CpuSet, MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, RuntimeInfo,
+    ThreadInfo, WaitInfo, WaitOutcome, WaitSite, WaitStrategy,
+};
+
+use crate::switch::{self, Shared};
+use crate::Gang;
+
+/// The gang-scheduling policy for one asat-core runtime; take it from
+/// [`GangScheduler::policy`](crate::GangScheduler::policy). See the module docs.
+#[derive(Debug)]
+pub struct GangPolicy {
+    shared: Arc<Shared>,
+    gang: OnceLock<Gang>,
+    member0: AtomicBool,
+}
+
+impl GangPolicy {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            gang: OnceLock::new(),
+            member0: AtomicBool::new(false),
+        }
+    }
+
+    /// The runtime's gang, once the policy is attached to a runtime.
+    pub fn gang(&self) -> Option<&Gang> {
+        self.gang.get()
+    }
+}
+
+impl Policy for GangPolicy {
+    fn name(&self) -> &str {
+        "gang"
+    }
+
+    /// Called by the thread building the runtime: places a gang of `max_threads`.
+    fn attach(&self, runtime: &RuntimeInfo) -> Result<(), asat_core::Error> {
+        if self.gang.get().is_some() {
+            return Err(asat_core::Error::policy(
+                "gang",
+                crate::Error::already_attached().to_string(),
+            ));
+        }
+        let g = Gang::create(&self.shared, runtime.max_threads)
+            .map_err(|e| asat_core::Error::policy("gang", e.to_string()))?;
+        self.gang.set(g).map_err(|_| {
+            asat_core::Error::policy("gang", crate::Error::already_attached().to_string())
+        })
+    }
+
+    /// The whole gang runs every region.
+    fn plan(&self, _start: &RegionStart) -> Plan {
+        Plan::run(self.gang.get().map_or(1, Gang::size))
+    }
+
+    /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
+    /// first joins the gang, waiting for the gang's slot if it is not running.
+    fn placement(&self, member: &MemberInfo) -> Placement {
+        let Some(g) = self.gang.get() else {
+            return Placement::Keep;
+        };
+        if member.member == 0 && !self.member0.load(Ordering::Relaxed) && g.join_unpinned(0).is_ok()
+        {
+            self.member0.store(true, Ordering::Relaxed);
+        }
+        match g.cpu(member.member) {
+            Some(cpu) => Placement::Cpus(std::iter::once(cpu).collect::<CpuSet>()),
+            None => Placement::Keep,
+        }
+    }
+
+    /// A cooperative stop: waits here while the gang's slot is stopped.
+    fn safe_point(&self, _member: &MemberInfo) {
+        switch::safe_point();
+    }
+
+    /// Member 0 leaves the gang (called on that thread).
+    fn region_end(&self, _report: &RegionReport<'_>) {
+        if self.member0.swap(false, Ordering::Relaxed) {
+            switch::leave();
+        }
+    }
+
+    /// The worker joins the gang as member `index` (waiting for the gang's slot).
+    fn thread_start(&self, thread: &ThreadInfo) {
+        if let Some(g) = self.gang.get() {
+            // A worker is a fresh thread, bound nowhere, and its index is below the gang's
+            // size, so joining cannot fail.
+            let _ = g.join_unpinned(thread.index);
+        }
+    }
+
+    fn thread_stop(&self, _thread: &ThreadInfo) {
+        switch::leave();
+    }
+
+    fn wait_strategy(&self) -> Option<Arc<dyn WaitStrategy>> {
+        Some(Arc::new(GangWait))
+    }
+}
+
+/// How gang members wait: busy-wait at barriers and joins; an idle worker spins
+/// [`GangWait::IDLE_SPIN`] then sleeps, counted as not runnable meanwhile.
+///
+/// [`waited`](WaitStrategy::waited) for an idle wait may block: a worker given work while its
+/// gang's slot is stopped waits there for the slot (gang scheduling's purpose).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GangWait;
+
+impl GangWait {
+    /// How long an idle worker spins before it sleeps.
+    pub const IDLE_SPIN: Duration = Duration::from_micros(100);
+}
+
+impl WaitStrategy for GangWait {
+    fn spin_limit(&self, info: &WaitInfo) -> Duration {
+        match info.site {
+            WaitSite::Idle => {
+                switch::set_idle(true);
+                Self::IDLE_SPIN
+            }
+            _ => Duration::MAX,
+        }
+    }
+
+    fn waited(&self, info: &WaitInfo, _outcome: &WaitOutcome) {
+        if info.site == WaitSite::Idle {
+            switch::set_idle(false);
+        }
+    }
+}

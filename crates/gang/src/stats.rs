@@ -1,0 +1,43 @@
+//! [`GangStats`]: what a gang scheduler has done.
+
+use std::time::Duration;
+
+/// Counters of a [`GangScheduler`](crate::GangScheduler) since it was built.
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GangStats {
+    /// Coordinated switches from one slot to another (the first start of a slot not counted).
+    pub switches: u64,
+    /// Switches made before the quantum ended because no thread of the running slot was
+    /// runnable (all idle, blocked or gone).
+    pub early_switches: u64,
+    /// Switches that had at least one thread to stop (those that have a stop time).
+    pub timed_switches: u64,
+    /// Time from the broadcast of the stop signals to the last thread stopped, summed over
+    /// timed switches.
+    pub stop_time_total: Duration,
+    /// The longest such time.
+    pub stop_time_max: Duration,
+    /// Stop signals sent.
+    pub signals: u64,
+    /// Threads stopped inside the signal handler.
+    pub signal_stops: u64,
+    /// Threads stopped at a cooperative safe point.
+    pub cooperative_stops: u64,
+    /// Stop signals that arrived inside a `preempt_off` section (or the crate's own critical
+    /// sections) and were taken at the section's end.
+    pub deferred_stops: u64,
+    /// Switches where some thread did not stop within the stop timeout (the scheduler went on).
+    pub late_stops: u64,
+}
+
+impl GangStats {
+    /// The mean time per coordinated switch, from the broadcast to the last thread stopped.
+    pub fn mean_stop_time(&self) -> Duration {
+        if self.timed_switches == 0 {
+            Duration::ZERO
+        } else {
+            self.stop_time_total / self.timed_switches as u32
+        }
+    }
+}

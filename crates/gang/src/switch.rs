@@ -1,0 +1,556 @@
+//! The coordinated switching protocol: how the threads of a slot are stopped and resumed
+//! together, and why that cannot deadlock.
+//!
+//! # State
+//!
+//! Every cell of the matrix (slot `s`, column `c`) has a `CellCtl` with a state word: `BOUND`
+//! while a thread is bound to it, plus `PARKED` (the thread is stopped), `IDLE` (the thread
+//! declared itself blocked or idle: it is not runnable and is not signalled), `SIGNALED` (a stop
+//! signal is on its way) and `KILLING` (the scheduler is inside `pthread_kill` for it). Every
+//! slot has a futex word `run` (1 while the slot runs) and a count of its runnable threads.
+//! A thread finds its cell through a thread-local binding (`crate::sys::binding`).
+//!
+//! # A switch from slot A to slot B (scheduler thread)
+//!
+//! 1. `A.run = 0` (`SeqCst`).
+//! 2. For each cell of A that is `BOUND` and neither `PARKED`, `IDLE` nor already `SIGNALED`:
+//!    CAS in `SIGNALED | KILLING`, `pthread_kill` the thread with the stop signal (a real-time
+//!    signal, `SIGRTMIN + k`), clear `KILLING`. The broadcast time is taken before the first
+//!    signal.
+//! 3. Wait (futex on the `ack` word, with a short timeout as a safety net) until every cell of
+//!    A is unbound, `PARKED` or `IDLE`. The switch's stop time is the last `PARKED` timestamp
+//!    minus the broadcast time. After `stop_timeout` the scheduler gives up waiting and counts
+//!    a late stop (a thread that blocks the signal for that long).
+//! 4. `B.run = 1`, futex-wake every thread parked on `B.run`.
+//!
+//! # How a thread stops
+//!
+//! A thread parks (`park_if_stopped`) by stamping its cell, setting `PARKED`, bumping and
+//! waking `ack`, and then futex-waiting on its slot's `run` until it is 1. It gets there from:
+//!
+//! - the signal handler (`on_stop_signal`), unless the thread is inside a
+//!   [`preempt_off`] section: then the handler only records a pending stop,
+//!   which the thread takes when the outermost section ends (counted as a deferred stop);
+//! - a cooperative safe point ([`safe_point`], called by the asat-core
+//!   runtime at chunk boundaries and before barriers), which costs one load when the slot runs;
+//! - joining a gang, or leaving an idle/blocking section, while its slot is stopped.
+//!
+//! Both sides follow "write mine, then read theirs" with `SeqCst`: a thread sets its state
+//! (`BOUND`, clears `IDLE`) before it reads `run`; the scheduler stores `run = 0` before it
+//! reads the states. So either the thread sees the stop and parks, or the scheduler sees a
+//! runnable thread and signals it.
+//!
+//! # The handler is async-signal-safe
+//!
+//! It reads a const-initialized thread-local, does atomic operations, `clock_gettime` and futex
+//! system calls, and saves and restores `errno`. It never allocates, locks or panics. It is
+//! installed with `SA_RESTART`: a thread stopped inside `read` resumes the call when its slot
+//! runs again; calls the kernel does not restart (`nanosleep`) return `EINTR`, which std's
+//! `sleep` retries with the time left.
+//!
+//! # Why a stopped thread holding a lock cannot deadlock the process
+//!
+//! A thread may be stopped anywhere, including inside `malloc` with an arena lock held, or in
+//! `println!` with the stdout lock held. Other threads that want that lock wait. This is safe
+//! because of two rules:
+//!
+//! 1. **The scheduler thread, the only party every stopped thread depends on, takes no lock and
+//!    never allocates while scheduling.** Its loop uses atomics, futexes, the clock and
+//!    `pthread_kill` (which glibc runs with all signals blocked, so no gang thread can be
+//!    stopped holding the lock it takes). It never touches the matrix's mutex: slot usage is
+//!    mirrored in per-slot atomic counters. So rotation always goes on, and a stopped lock
+//!    holder runs again within one round and releases the lock; its waiters lose at most their
+//!    quantum. A waiter that is itself a gang thread is stopped by the signal like any other
+//!    (a futex wait is interruptible), so switches are never held up by it.
+//! 2. **A stop is deferred only inside sections that never wait for another thread:** the
+//!    crate's own bookkeeping (binding, idle marking) and user sections marked with
+//!    `preempt_off`. If such a section waited for a lock held by a stopped thread, the switch
+//!    that would resume the holder would wait for the section: that is the one deadlock this
+//!    design admits, so `preempt_off` sections must not block, allocate, or take locks (see
+//!    its docs). The scheduler's `stop_timeout` turns such a mistake into a counted late stop
+//!    instead of a hang.
+//!
+//! Deferring stops around every `malloc` (for instance with a wrapping global allocator) would
+//! not be enough anyway (C code calls `malloc` directly) and is not needed: the test
+//! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
+//! under a 1 ms quantum for seconds.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+use crate::sys;
+use crate::{Error, Matrix};
+
+pub(crate) const BOUND: u32 = 1;
+pub(crate) const SIGNALED: u32 = 2;
+pub(crate) const KILLING: u32 = 4;
+pub(crate) const PARKED: u32 = 8;
+pub(crate) const IDLE: u32 = 16;
+const CLAIMING: u32 = 32;
+
+/// No slot is running.
+pub(crate) const NO_SLOT: usize = usize::MAX;
+
+/// One cell of the matrix: the thread bound to it and its stop state.
+#[derive(Debug, Default)]
+pub(crate) struct CellCtl {
+    pub(crate) state: AtomicU32,
+    pub(crate) pthread: AtomicU64,
+    pub(crate) stopped_ns: AtomicU64,
+}
+
+/// One slot (row) of the matrix.
+#[derive(Debug)]
+pub(crate) struct SlotCtl {
+    /// 1 while the slot runs; the futex its stopped threads sleep on.
+    pub(crate) run: CachePadded<AtomicU32>,
+    /// Gangs placed in this slot (mirrors the matrix for the scheduler, which takes no lock).
+    pub(crate) gangs: AtomicU32,
+    /// Bound threads that are not idle.
+    pub(crate) runnable: AtomicU32,
+    pub(crate) cells: Box<[CellCtl]>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) switches: AtomicU64,
+    pub(crate) early_switches: AtomicU64,
+    pub(crate) timed_switches: AtomicU64,
+    pub(crate) stop_ns_total: AtomicU64,
+    pub(crate) stop_ns_max: AtomicU64,
+    pub(crate) signals: AtomicU64,
+    pub(crate) signal_stops: AtomicU64,
+    pub(crate) cooperative_stops: AtomicU64,
+    pub(crate) deferred_stops: AtomicU64,
+    pub(crate) late_stops: AtomicU64,
+}
+
+/// Everything the scheduler thread and the gang threads share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// Column -> CPU.
+    pub(crate) cpus: Vec<usize>,
+    pub(crate) slots: Box<[SlotCtl]>,
+    pub(crate) matrix: Mutex<Matrix>,
+    /// One more than the highest slot ever used.
+    pub(crate) high: AtomicUsize,
+    /// The scheduler's futex: bumped to wake it.
+    pub(crate) wake: CachePadded<AtomicU32>,
+    /// Switches asked for with `switch_now`.
+    pub(crate) requests: AtomicU64,
+    /// Bumped by every thread that parks or unbinds; the scheduler waits on it.
+    pub(crate) ack: CachePadded<AtomicU32>,
+    pub(crate) current: AtomicUsize,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) stats: Counters,
+    pub(crate) signal: libc::c_int,
+    pub(crate) quantum: Duration,
+    pub(crate) stop_timeout: Duration,
+    pub(crate) idle_grace: Duration,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        cpus: Vec<usize>,
+        max_slots: usize,
+        signal: libc::c_int,
+        quantum: Duration,
+        stop_timeout: Duration,
+        idle_grace: Duration,
+    ) -> Self {
+        let p = cpus.len();
+        let slots = (0..max_slots)
+            .map(|_| SlotCtl {
+                run: CachePadded::new(AtomicU32::new(0)),
+                gangs: AtomicU32::new(0),
+                runnable: AtomicU32::new(0),
+                cells: (0..p).map(|_| CellCtl::default()).collect(),
+            })
+            .collect();
+        Self {
+            matrix: Mutex::new(Matrix::new(p, max_slots)),
+            cpus,
+            slots,
+            high: AtomicUsize::new(0),
+            wake: CachePadded::new(AtomicU32::new(0)),
+            requests: AtomicU64::new(0),
+            ack: CachePadded::new(AtomicU32::new(0)),
+            current: AtomicUsize::new(NO_SLOT),
+            shutdown: AtomicBool::new(false),
+            stats: Counters::default(),
+            signal,
+            quantum,
+            stop_timeout,
+            idle_grace,
+        }
+    }
+
+    /// Wakes the scheduler thread.
+    pub(crate) fn notify(&self) {
+        self.wake.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake(&self.wake, 1);
+    }
+
+    /// A slot that gets its first runnable thread tells the scheduler (which sleeps without a
+    /// timeout while no other slot needs the CPUs).
+    fn runnable_inc(&self, slot: usize) {
+        if self.slots[slot].runnable.fetch_add(1, Ordering::SeqCst) == 0
+            && self.current.load(Ordering::SeqCst) != slot
+        {
+            self.notify();
+        }
+    }
+
+    fn runnable_dec(&self, slot: usize) {
+        if self.slots[slot].runnable.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.current.load(Ordering::SeqCst) == slot
+            && self.high.load(Ordering::Relaxed) > 1
+        {
+            self.notify();
+        }
+    }
+
+    /// Stops every runnable thread of `from` (steps 1-3 of the protocol). Called by the
+    /// scheduler thread only. Allocation-free and lock-free.
+    pub(crate) fn stop_slot(&self, from: usize) {
+        let slot = &self.slots[from];
+        slot.run.store(0, Ordering::SeqCst);
+        let t0 = sys::now_ns();
+        let mut signalled = 0u64;
+        for cell in slot.cells.iter() {
+            loop {
+                let st = cell.state.load(Ordering::SeqCst);
+                if st & BOUND == 0 || st & (PARKED | IDLE | SIGNALED) != 0 {
+                    break;
+                }
+                if cell
+                    .state
+                    .compare_exchange(
+                        st,
+                        st | SIGNALED | KILLING,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    )
+                    .is_ok()
+                {
+                    let thread = cell.pthread.load(Ordering::Relaxed) as libc::pthread_t;
+                    // SAFETY: the cell is BOUND with KILLING set, and `unbind` waits for
+                    // KILLING to clear before the thread may leave the cell (and so exit):
+                    // the thread is alive during the call.
+                    if unsafe { sys::kill_thread(thread, self.signal) } {
+                        signalled += 1;
+                    }
+                    cell.state.fetch_and(!KILLING, Ordering::SeqCst);
+                    break;
+                }
+            }
+        }
+        self.stats.signals.fetch_add(signalled, Ordering::Relaxed);
+        let deadline = t0 + self.stop_timeout.as_nanos() as u64;
+        let stopped = |c: &CellCtl| {
+            let st = c.state.load(Ordering::SeqCst);
+            st & BOUND == 0 || st & (PARKED | IDLE) != 0
+        };
+        loop {
+            let seen = self.ack.load(Ordering::SeqCst);
+            if slot.cells.iter().all(stopped) {
+                break;
+            }
+            if sys::now_ns() > deadline {
+                self.stats.late_stops.fetch_add(1, Ordering::Relaxed);
+                break;
+            }
+            sys::futex_wait(&self.ack, seen, Some(Duration::from_micros(200)));
+        }
+        let last = slot
+            .cells
+            .iter()
+            .filter(|c| c.state.load(Ordering::Relaxed) & PARKED != 0)
+            .map(|c| c.stopped_ns.load(Ordering::Relaxed))
+            .filter(|&t| t >= t0)
+            .max();
+        if let Some(last) = last {
+            let ns = last - t0;
+            self.stats.timed_switches.fetch_add(1, Ordering::Relaxed);
+            self.stats.stop_ns_total.fetch_add(ns, Ordering::Relaxed);
+            self.stats.stop_ns_max.fetch_max(ns, Ordering::Relaxed);
+        }
+    }
+
+    /// Lets the threads of `to` run (step 4).
+    pub(crate) fn start_slot(&self, to: usize) {
+        let slot = &self.slots[to];
+        self.current.store(to, Ordering::SeqCst);
+        slot.run.store(1, Ordering::SeqCst);
+        sys::futex_wake(&slot.run, i32::MAX);
+    }
+
+    /// Lets every thread run (the scheduler is shutting down).
+    pub(crate) fn release_all(&self) {
+        self.current.store(NO_SLOT, Ordering::SeqCst);
+        for slot in self.slots.iter() {
+            slot.run.store(1, Ordering::SeqCst);
+            sys::futex_wake(&slot.run, i32::MAX);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Cause {
+    Signal,
+    SafePoint,
+    Deferred,
+    Join,
+}
+
+/// Parks the calling thread while its slot is stopped. Async-signal-safe.
+fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
+    let s = &shared.slots[slot];
+    if s.run.load(Ordering::SeqCst) != 0 {
+        return false;
+    }
+    let cell = &s.cells[col];
+    cell.stopped_ns.store(sys::now_ns(), Ordering::Relaxed);
+    cell.state.fetch_or(PARKED, Ordering::SeqCst);
+    shared.ack.fetch_add(1, Ordering::SeqCst);
+    sys::futex_wake(&shared.ack, 1);
+    let counter = match cause {
+        Cause::Signal => Some(&shared.stats.signal_stops),
+        Cause::SafePoint => Some(&shared.stats.cooperative_stops),
+        Cause::Deferred | Cause::Join => None,
+    };
+    if let Some(c) = counter {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+    while s.run.load(Ordering::SeqCst) == 0 {
+        sys::futex_wait(&s.run, 0, None);
+    }
+    cell.state.fetch_and(!PARKED, Ordering::SeqCst);
+    true
+}
+
+/// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
+/// pointer to it), and unbinds a thread that exits while still bound (a `Member` that was
+/// forgotten), before it is gone: the scheduler never signals a thread that has exited.
+struct Owner(Option<Arc<Shared>>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            leave();
+        }
+    }
+}
+
+thread_local! {
+    static OWNER: std::cell::RefCell<Owner> = const { std::cell::RefCell::new(Owner(None)) };
+}
+
+thread_local! {
+    // Const-initialized atomics without destructors: plain thread-local words the signal
+    // handler may touch.
+    static PREEMPT: AtomicU32 = const { AtomicU32::new(0) };
+    static PENDING: AtomicBool = const { AtomicBool::new(false) };
+}
+
+/// The stop signal's handler. Async-signal-safe: see the module docs.
+pub(crate) extern "C" fn on_stop_signal(_sig: libc::c_int) {
+    let _errno = sys::Errno::save();
+    let Some((shared, slot, col)) = sys::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    let st = cell.state.fetch_and(!SIGNALED, Ordering::SeqCst);
+    if st & IDLE != 0 {
+        return;
+    }
+    if PREEMPT.with(|p| p.load(Ordering::Relaxed)) > 0 {
+        PENDING.with(|p| p.store(true, Ordering::Relaxed));
+        shared.stats.deferred_stops.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    park_if_stopped(shared, slot, col, Cause::Signal);
+}
+
+/// Binds the calling thread to a cell, then parks it if its slot is stopped. The thread holds
+/// a reference to `shared` until it leaves (or exits).
+pub(crate) fn join(
+    shared: &Arc<Shared>,
+    slot: usize,
+    col: usize,
+    member: usize,
+) -> Result<(), Error> {
+    if sys::binding().is_some() {
+        return Err(Error::already_bound());
+    }
+    let cell = &shared.slots[slot].cells[col];
+    OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
+    {
+        let _blocked = sys::SignalBlock::new(shared.signal);
+        if cell
+            .state
+            .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            OWNER.with(|o| o.borrow_mut().0 = None);
+            return Err(Error::member_taken(member));
+        }
+        cell.pthread
+            .store(sys::pthread_self() as u64, Ordering::Relaxed);
+        // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
+        // `leave` runs on this thread (explicitly or when the thread exits).
+        unsafe { sys::bind(shared, slot, col) };
+        cell.state.store(BOUND, Ordering::SeqCst);
+        shared.runnable_inc(slot);
+    }
+    park_if_stopped(shared, slot, col, Cause::Join);
+    Ok(())
+}
+
+/// Unbinds the calling thread from its cell (no-op if it is not bound).
+pub(crate) fn leave() {
+    let Some((shared, slot, col)) = sys::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    let _blocked = sys::SignalBlock::new(shared.signal);
+    sys::unbind();
+    loop {
+        let st = cell.state.load(Ordering::SeqCst);
+        if st & KILLING != 0 {
+            std::hint::spin_loop();
+            continue;
+        }
+        if cell
+            .state
+            .compare_exchange(st, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            if st & IDLE == 0 {
+                shared.runnable_dec(slot);
+            }
+            break;
+        }
+    }
+    shared.ack.fetch_add(1, Ordering::SeqCst);
+    sys::futex_wake(&shared.ack, 1);
+    drop(_blocked);
+    // A stop signal still pending was delivered when `_blocked` dropped; the handler found no
+    // binding and returned. Only now may `shared` go (this may be the last reference). During
+    // thread exit OWNER is being destroyed and drops its Arc itself.
+    let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
+    drop(owner);
+}
+
+/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
+/// idle state while the slot is stopped parks the thread.
+pub(crate) fn set_idle(idle: bool) {
+    let Some((shared, slot, col)) = sys::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    if idle {
+        let _p = preempt_off();
+        if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
+            shared.runnable_dec(slot);
+        }
+    } else {
+        {
+            let _p = preempt_off();
+            if cell.state.fetch_and(!IDLE, Ordering::SeqCst) & IDLE != 0 {
+                shared.runnable_inc(slot);
+            }
+        }
+        park_if_stopped(shared, slot, col, Cause::Join);
+    }
+}
+
+/// A cooperative stop point: if the calling thread is a gang member whose slot is stopped, it
+/// waits here until the slot runs again. Costs a thread-local read and one load otherwise.
+///
+/// The asat-core runtime calls it (through [`GangPolicy`](crate::GangPolicy)) at chunk
+/// boundaries and before barriers; code using [`Gang`](crate::Gang) directly may call it in
+/// its loops so that switches find it at a clean point instead of signalling it. Inside a
+/// [`preempt_off`] section it does nothing.
+#[inline]
+pub fn safe_point() {
+    if let Some((shared, slot, col)) = sys::binding() {
+        if shared.slots[slot].run.load(Ordering::Relaxed) == 0
+            && PREEMPT.with(|p| p.load(Ordering::Relaxed)) == 0
+        {
+            park_if_stopped(shared, slot, col, Cause::SafePoint);
+        }
+    }
+}
+
+/// Whether the calling thread is bound to a gang.
+pub fn in_gang() -> bool {
+    sys::binding().is_some()
+}
+
+/// Defers stops of the calling thread until the guard (the outermost one, when nested) is
+/// dropped: a stop signal that arrives meanwhile is recorded, counted in
+/// [`GangStats::deferred_stops`](crate::GangStats::deferred_stops), and taken at the drop.
+///
+/// The scheduler waits for the section to end before it resumes the next slot, so a section
+/// must be short and must not wait for other threads: no blocking calls, no locks another
+/// gang thread may hold, no allocation (the allocator's lock may be held by a stopped thread,
+/// whose resumption would then wait for this section). Outside a gang it only counts nesting.
+///
+/// ```
+/// let _g = asat_gang::preempt_off();
+/// // short, non-blocking work that must not be interrupted by a gang switch
+/// ```
+pub fn preempt_off() -> PreemptGuard {
+    PREEMPT.with(|p| p.fetch_add(1, Ordering::Relaxed));
+    compiler_fence(Ordering::SeqCst);
+    PreemptGuard {
+        _not_send: PhantomData,
+    }
+}
+
+/// The guard of [`preempt_off`]; not `Send` (the section belongs to one thread).
+#[derive(Debug)]
+#[must_use = "the section ends when the guard is dropped"]
+pub struct PreemptGuard {
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for PreemptGuard {
+    fn drop(&mut self) {
+        compiler_fence(Ordering::SeqCst);
+        if PREEMPT.with(|p| p.fetch_sub(1, Ordering::Relaxed)) == 1
+            && PENDING.with(|p| p.swap(false, Ordering::Relaxed))
+        {
+            if let Some((shared, slot, col)) = sys::binding() {
+                park_if_stopped(shared, slot, col, Cause::Deferred);
+            }
+        }
+    }
+}
+
+/// Runs `f` with the calling thread marked as blocked: while it runs, the thread does not count
+/// as runnable (a slot whose threads are all blocked is switched away from early, as the
+/// paper's bit mask does) and is not signalled at switches. If its slot was stopped meanwhile,
+/// the thread waits for it after `f` returns.
+///
+/// Wrap calls that may block for long (`read` on a pipe, `accept`, a condition variable).
+/// Outside a gang it just runs `f`.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    struct Unidle;
+    impl Drop for Unidle {
+        fn drop(&mut self) {
+            set_idle(false);
+        }
+    }
+    if sys::binding().is_none() {
+        return f();
+    }
+    set_idle(true);
+    let _u = Unidle;
+    f()
+}

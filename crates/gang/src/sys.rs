@@ -1,0 +1,291 @@
+//! The unsafe edge of the crate: futexes, the clock, signals, thread ids, CPU affinity, and the
+//! thread-local binding the signal handler reads. Everything here that the signal handler calls
+//! ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`], [`binding`]) is async-signal-safe:
+//! plain system calls and reads of thread-local words that need no lazy initialization.
+
+use std::cell::Cell;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+use asat_core::CpuSet;
+
+use crate::switch::Shared;
+
+/// Sleeps while `*word == expected`, at most `timeout`. Returns on a wake, a timeout, a signal,
+/// or at once if the word differs: callers re-check their condition in a loop.
+#[inline]
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a valid, aligned 32-bit atomic that outlives the call; `ts_ptr` is null
+    // or points to a timespec on this stack frame. FUTEX_WAIT only reads both. A raw futex
+    // syscall is async-signal-safe.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            ts_ptr,
+        );
+    }
+}
+
+/// Wakes up to `n` threads sleeping on `word`.
+#[inline]
+pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
+    // SAFETY: `word` is a valid, aligned 32-bit atomic; FUTEX_WAKE does not access memory
+    // through it beyond hashing its address. Async-signal-safe.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            n,
+        );
+    }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds (async-signal-safe, unlike `Instant` in principle).
+#[inline]
+pub(crate) fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Saves `errno` on creation and restores it on drop, so a signal handler does not change
+/// the `errno` the interrupted code sees.
+pub(crate) struct Errno(libc::c_int);
+
+impl Errno {
+    #[inline]
+    pub(crate) fn save() -> Self {
+        // SAFETY: __errno_location returns this thread's errno slot, always valid.
+        Self(unsafe { *libc::__errno_location() })
+    }
+}
+
+impl Drop for Errno {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: as in `save`.
+        unsafe { *libc::__errno_location() = self.0 };
+    }
+}
+
+/// The signal number `SIGRTMIN + offset`, if it is a real-time signal.
+pub(crate) fn rt_signal(offset: usize) -> Option<libc::c_int> {
+    let min = libc::SIGRTMIN();
+    let max = libc::SIGRTMAX();
+    let sig = min.checked_add(libc::c_int::try_from(offset).ok()?)?;
+    (sig <= max).then_some(sig)
+}
+
+/// The highest valid offset above `SIGRTMIN`.
+pub(crate) fn rt_signal_max_offset() -> usize {
+    (libc::SIGRTMAX() - libc::SIGRTMIN()) as usize
+}
+
+/// Installs `handler` for `sig` with `SA_RESTART` (interrupted system calls restart; those
+/// that cannot, like `nanosleep`, return `EINTR` to their caller, which std retries), the
+/// signal itself blocked while the handler runs. Fails if another handler is installed.
+pub(crate) fn install_handler(
+    sig: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+) -> std::io::Result<()> {
+    // SAFETY: all-zeroes is a valid `sigaction` (empty mask, no flags, SIG_DFL).
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: querying with a null new action only writes `old`.
+    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let ours = handler as usize;
+    if old.sa_sigaction == ours {
+        return Ok(());
+    }
+    if old.sa_sigaction != libc::SIG_DFL {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "another handler is installed for this signal",
+        ));
+    }
+    // SAFETY: as above, zeroed is valid; the fields set next make it our action.
+    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+    act.sa_sigaction = ours;
+    act.sa_flags = libc::SA_RESTART;
+    // SAFETY: `act.sa_mask` is a valid sigset_t to initialize.
+    unsafe { libc::sigemptyset(&mut act.sa_mask) };
+    // SAFETY: `act` is fully initialized and `handler` is an `extern "C" fn(c_int)` that does
+    // only async-signal-safe work (see `switch::on_stop_signal`).
+    if unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sends `sig` to a thread of this process. Returns false if it failed.
+///
+/// # Safety
+/// `thread` must be a live thread (not yet exited and joined): the caller holds the target's
+/// cell in a state that keeps it from unbinding (and so from exiting) during the call.
+pub(crate) unsafe fn kill_thread(thread: libc::pthread_t, sig: libc::c_int) -> bool {
+    // SAFETY: the caller guarantees `thread` is live.
+    unsafe { libc::pthread_kill(thread, sig) == 0 }
+}
+
+/// Makes the calling thread a `SCHED_FIFO` thread of the lowest real-time priority (needs
+/// `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance).
+pub(crate) fn set_realtime() -> std::io::Result<()> {
+    // SAFETY: sched_param is a plain struct; all-zeroes is valid before the priority is set.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = 1;
+    // SAFETY: `param` is valid for the call; pthread_self() is the calling, live thread.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// The calling thread's `pthread_t`.
+pub(crate) fn pthread_self() -> libc::pthread_t {
+    // SAFETY: pthread_self takes no arguments and cannot fail.
+    unsafe { libc::pthread_self() }
+}
+
+/// Blocks one signal for the calling thread until dropped (then restores the old mask, and a
+/// signal that arrived meanwhile is delivered).
+pub(crate) struct SignalBlock {
+    old: libc::sigset_t,
+}
+
+impl SignalBlock {
+    pub(crate) fn new(sig: libc::c_int) -> Self {
+        // SAFETY: all-zeroes sigset_t values are valid storage; they are initialized by
+        // sigemptyset / pthread_sigmask before being read.
+        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` and `old` are valid sigset_t; `sig` is a valid signal number (checked
+        // when the scheduler was built). pthread_sigmask cannot fail with these arguments.
+        unsafe {
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        }
+        Self { old }
+    }
+}
+
+impl Drop for SignalBlock {
+    fn drop(&mut self) {
+        // SAFETY: `old` was filled by pthread_sigmask in `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+fn to_libc(set: &CpuSet) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is the empty set.
+    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for cpu in set.iter() {
+        // SAFETY: CpuSet::CAPACITY equals CPU_SETSIZE (1024), so `cpu` is in range of `raw`.
+        unsafe { libc::CPU_SET(cpu, &mut raw) };
+    }
+    raw
+}
+
+/// The calling thread's affinity mask.
+pub(crate) fn affinity() -> std::io::Result<CpuSet> {
+    // SAFETY: all-zeroes is a valid cpu_set_t.
+    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `raw` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `cpu` < CAPACITY = CPU_SETSIZE, in range of `raw`.
+    Ok((0..CpuSet::CAPACITY)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &raw) })
+        .collect())
+}
+
+/// Restricts the calling thread to `set`.
+pub(crate) fn set_affinity(set: &CpuSet) -> std::io::Result<()> {
+    let raw = to_libc(set);
+    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Which cell of which scheduler the calling thread is bound to.
+#[derive(Clone, Copy)]
+pub(crate) struct Binding {
+    shared: *const Shared,
+    slot: u32,
+    col: u32,
+}
+
+impl Binding {
+    const NONE: Binding = Binding {
+        shared: std::ptr::null(),
+        slot: 0,
+        col: 0,
+    };
+}
+
+thread_local! {
+    // Const-initialized and without destructor: reading it is a plain thread-local load, with
+    // no lazy initialization, so the signal handler may read it.
+    static BINDING: Cell<Binding> = const { Cell::new(Binding::NONE) };
+}
+
+/// The calling thread's binding: its scheduler, slot and column.
+///
+/// The returned reference is valid while the thread stays bound: [`bind`] requires the
+/// caller to keep the `Shared` alive (an `Arc`) until [`unbind`], and a thread only reads its
+/// own binding. Callers use it within one call and never keep it.
+#[inline]
+pub(crate) fn binding<'a>() -> Option<(&'a Shared, usize, usize)> {
+    let b = BINDING.with(Cell::get);
+    if b.shared.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null pointer was stored by `bind`, whose caller keeps the `Shared` alive
+    // until it calls `unbind` on this same thread (see `bind`'s contract); the pointer is only
+    // written with the stop signal blocked, so the handler never sees a torn value.
+    Some((unsafe { &*b.shared }, b.slot as usize, b.col as usize))
+}
+
+/// Records the calling thread's binding.
+///
+/// # Safety
+/// `shared` must stay alive until [`unbind`] is called on this thread, and the stop signal
+/// must be blocked during the call.
+pub(crate) unsafe fn bind(shared: &Shared, slot: usize, col: usize) {
+    BINDING.with(|b| {
+        b.set(Binding {
+            shared,
+            slot: slot as u32,
+            col: col as u32,
+        })
+    });
+}
+
+/// Clears the calling thread's binding (the stop signal must be blocked).
+pub(crate) fn unbind() {
+    BINDING.with(|b| b.set(Binding::NONE));
+}

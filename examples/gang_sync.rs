@@ -1,0 +1,941 @@
+//! Feitelson and Rudolph's experiments 2 and 4 on this machine: gangs of `n` threads loop
+//! `GRAIN + U(0, VAR)` microseconds of work, then a barrier; `--load` such gangs compete for the
+//! CPUs. Methods:
+//!
+//! - `gang-spin`: each gang is an asat-core runtime with the gang policy (one shared
+//!   `GangScheduler`); barriers busy-wait.
+//! - `os-spin`: the same threads (pinned the same way: member `i` on CPU `i`), a pure
+//!   busy-waiting barrier, and the OS's own scheduling.
+//! - `os-block`: the same threads with std's blocking `Barrier`.
+//!
+//! ```text
+//! cargo run --release --example gang_sync -- --load 1,2,3,4 \
+//!     --grains-us 5,10,20,50,100,200,500,1000 --var-equal-grain --iterations 50000 --out out/gang
+//! ```
+//!
+//! Each cell runs until the gangs have done `--iterations` iterations on average or for
+//! `--max-seconds`, after a warm-up, and reports the wall time per iteration. It writes
+//! `DIR/gang.csv` (`method,load,grain_us,var_us,time_per_iter_us,model_us`) and `DIR/gang.svg`:
+//! time per iteration against grain at load 3 (the paper's Figure 5), the ratio os-block /
+//! gang-spin per load (Figure 6), and time against load at the finest grain (Figure 8).
+//!
+//! The model column uses the paper's equations, calibrated at load 1 only: `t_p + t_w` is the
+//! gang-spin time at load 1 and grain `g`; `t_w = VAR (n/(n+1) - 1/2)`; for gang-spin (eq. 6)
+//! `tau_q` is the gang quantum and `tau_cs` the measured mean coordinated-switch time; for
+//! os-block (eq. 12) `alpha tau_cs` is a blocking hand-off between two threads on one CPU,
+//! measured at start-up with a park/unpark ping-pong; for os-spin (eq. 8) `tau_q` is the
+//! kernel's base slice (3 ms unless `/sys/kernel/debug/sched/base_slice_ns` says otherwise).
+
+use rand::{rngs::StdRng, RngExt, SeedableRng};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use asat::gang::{GangScheduler, Model};
+use asat::{CpuSet, Runtime};
+use clap::Parser;
+use plotters::prelude::*;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Gang scheduling vs OS scheduling for fine-grain barrier loops (Feitelson & Rudolph 1992)"
+)]
+struct Args {
+    /// Numbers of competing gangs.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    load: Vec<usize>,
+    /// GRAIN values: microseconds of work per iteration. The default adds 1 and 2 us to the
+    /// paper-like range: on a machine whose blocking hand-off costs a few microseconds, that is
+    /// where the fine-grain regime of the paper (grain below the blocking cost) lies.
+    #[arg(
+        long = "grains-us",
+        value_delimiter = ',',
+        default_value = "1,2,5,10,20,50,100,200,500,1000"
+    )]
+    grains_us: Vec<f64>,
+    /// VAR = GRAIN (the paper's experiment 2); otherwise VAR is --var-us.
+    #[arg(long)]
+    var_equal_grain: bool,
+    /// VAR in microseconds when --var-equal-grain is not given.
+    #[arg(long, default_value_t = 0.0)]
+    var_us: f64,
+    /// Iterations per gang per cell (on average over the gangs); a cell also ends at
+    /// --max-seconds.
+    #[arg(long, default_value_t = 50_000)]
+    iterations: u64,
+    /// The longest a cell measures, in seconds (after its warm-up).
+    #[arg(long, default_value_t = 0.8)]
+    max_seconds: f64,
+    /// Repetitions of each cell (the whole grid is run this many times); the median is
+    /// reported.
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
+    /// Methods to compare: gang-spin, os-spin, os-block.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "gang-spin,os-spin,os-block"
+    )]
+    methods: Vec<String>,
+    /// Threads per gang (default: the CPUs this process may use).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The gang scheduler's quantum in milliseconds.
+    #[arg(long, default_value_t = 20.0)]
+    quantum_ms: f64,
+    /// Output folder.
+    #[arg(long, default_value = "out/gang")]
+    out: PathBuf,
+}
+
+const METHODS: [&str; 3] = ["gang-spin", "os-spin", "os-block"];
+
+#[derive(Clone, Debug)]
+struct Row {
+    method: String,
+    load: usize,
+    grain_us: f64,
+    var_us: f64,
+    time_per_iter_us: f64,
+    model_us: Option<f64>,
+    /// Mean coordinated-switch stop time (gang-spin only), us.
+    switch_us: Option<f64>,
+    /// No gang completed an iteration in the window: the time is a lower bound.
+    censored: bool,
+}
+
+/// Calibrated busy work: `work(us)` computes for about `us` microseconds of CPU time.
+#[derive(Clone, Copy)]
+struct Work {
+    loops_per_us: f64,
+}
+
+#[inline(never)]
+fn spin_loops(n: u64) -> u64 {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..n {
+        x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+    }
+    x
+}
+
+impl Work {
+    fn calibrate() -> Work {
+        let n = 2_000_000u64;
+        let mut best = f64::MAX;
+        for _ in 0..7 {
+            let t = Instant::now();
+            std::hint::black_box(spin_loops(n));
+            best = best.min(t.elapsed().as_secs_f64() * 1e6);
+        }
+        Work {
+            loops_per_us: n as f64 / best,
+        }
+    }
+
+    #[inline]
+    fn run(&self, us: f64) {
+        std::hint::black_box(spin_loops((us * self.loops_per_us) as u64));
+    }
+}
+
+/// A pure busy-waiting barrier (no yield): the paper's busy waiting.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> Self {
+        Self {
+            n,
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let g = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+        } else {
+            while self.generation.load(Ordering::Acquire) == g {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// What the members of one gang share in a cell.
+struct GangState {
+    iters: AtomicU64,
+    quit_at: AtomicU64,
+}
+
+/// The loop every member runs: work, barrier, until member 0 has seen `stop` (the iteration to
+/// quit at is published before a barrier, so every member quits at the same one).
+#[allow(clippy::too_many_arguments)]
+fn member_loop(
+    member: usize,
+    seed: u64,
+    work: Work,
+    grain: f64,
+    var: f64,
+    gang: &GangState,
+    stop: &AtomicBool,
+    barrier: &dyn Fn(),
+) {
+    // One generator per thread for the U(0, VAR) draws.
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut j = 0u64;
+    loop {
+        work.run(
+            grain
+                + if var > 0.0 {
+                    rng.random_range(0.0..var)
+                } else {
+                    0.0
+                },
+        );
+        if member == 0 {
+            if stop.load(Ordering::Relaxed) && gang.quit_at.load(Ordering::Relaxed) == u64::MAX {
+                gang.quit_at.store(j + 1, Ordering::Relaxed);
+            }
+            gang.iters.fetch_add(1, Ordering::Relaxed);
+        }
+        barrier();
+        j += 1;
+        if j >= gang.quit_at.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+}
+
+fn pin(cpu: usize) {
+    let set: CpuSet = std::iter::once(cpu).collect();
+    let raw = {
+        // SAFETY: all-zeroes is the empty cpu_set_t.
+        let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for c in set.iter() {
+            // SAFETY: c < 1024 = CPU_SETSIZE.
+            unsafe { libc::CPU_SET(c, &mut raw) };
+        }
+        raw
+    };
+    // SAFETY: `raw` is a valid cpu_set_t of the size passed; 0 is the calling thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw) };
+}
+
+struct Cell<'a> {
+    method: &'a str,
+    load: usize,
+    n: usize,
+    grain: f64,
+    var: f64,
+}
+
+/// Runs one cell; returns (time per iteration in us, censored, mean switch stop time in us).
+fn run_cell(args: &Args, cpus: &[usize], work: Work, c: &Cell<'_>) -> Result<CellResult, String> {
+    let gangs: Vec<GangState> = (0..c.load)
+        .map(|_| GangState {
+            iters: AtomicU64::new(0),
+            quit_at: AtomicU64::new(u64::MAX),
+        })
+        .collect();
+    let stop = AtomicBool::new(false);
+    let quantum = Duration::from_secs_f64(args.quantum_ms / 1e3);
+    let sched = if c.method == "gang-spin" {
+        Some(
+            GangScheduler::builder()
+                .quantum(quantum)
+                .cpus(cpus.iter().copied().collect())
+                .build()
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let runtimes: Vec<Runtime> = match &sched {
+        Some(s) => (0..c.load)
+            .map(|_| {
+                Runtime::builder()
+                    .max_threads(c.n)
+                    .policy(s.policy())
+                    .build()
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    let spin_barriers: Vec<SpinBarrier> = (0..c.load).map(|_| SpinBarrier::new(c.n)).collect();
+    let block_barriers: Vec<Barrier> = (0..c.load).map(|_| Barrier::new(c.n)).collect();
+    let warmup = Duration::from_secs_f64((0.1f64).max(3.0 * c.load as f64 * args.quantum_ms / 1e3));
+    let window = Duration::from_secs_f64(args.max_seconds);
+    let (grain, var) = (c.grain, c.var);
+    let result = std::thread::scope(|s| {
+        for g in 0..c.load {
+            let (gang, stop) = (&gangs[g], &stop);
+            match c.method {
+                "gang-spin" => {
+                    let rt = &runtimes[g];
+                    s.spawn(move || {
+                        rt.region(|team| {
+                            let m = team.index();
+                            member_loop(
+                                m,
+                                (g * 1000 + m) as u64 + 7,
+                                work,
+                                grain,
+                                var,
+                                gang,
+                                stop,
+                                &|| team.barrier(),
+                            );
+                        })
+                    });
+                }
+                method => {
+                    for m in 0..c.n {
+                        let cpu = cpus[m % cpus.len()];
+                        let spin = &spin_barriers[g];
+                        let block = &block_barriers[g];
+                        let blocking = method == "os-block";
+                        s.spawn(move || {
+                            pin(cpu);
+                            let barrier = || {
+                                if blocking {
+                                    block.wait();
+                                } else {
+                                    spin.wait();
+                                }
+                            };
+                            member_loop(
+                                m,
+                                (g * 1000 + m) as u64 + 7,
+                                work,
+                                grain,
+                                var,
+                                gang,
+                                stop,
+                                &barrier,
+                            );
+                        });
+                    }
+                }
+            }
+        }
+        std::thread::sleep(warmup);
+        let count = || {
+            gangs
+                .iter()
+                .map(|g| g.iters.load(Ordering::Relaxed))
+                .sum::<u64>()
+        };
+        let c0 = count();
+        let stats0 = sched.as_ref().map(|s| s.stats());
+        let cpu0 = process_cpu_seconds();
+        let t0 = Instant::now();
+        let target = args.iterations * c.load as u64;
+        while t0.elapsed() < window && count() - c0 < target {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let elapsed = t0.elapsed();
+        let cpu_share =
+            (process_cpu_seconds() - cpu0) / (elapsed.as_secs_f64() * cpus.len() as f64);
+        let done = count() - c0;
+        let stats1 = sched.as_ref().map(|s| s.stats());
+        stop.store(true, Ordering::Relaxed);
+        let switch_us = match (stats0, stats1) {
+            (Some(a), Some(b)) if b.timed_switches > a.timed_switches => Some(
+                (b.stop_time_total - a.stop_time_total).as_secs_f64() * 1e6
+                    / (b.timed_switches - a.timed_switches) as f64,
+            ),
+            _ => None,
+        };
+        let mean_iters = done as f64 / c.load as f64;
+        CellResult {
+            time_us: elapsed.as_secs_f64() * 1e6 / mean_iters.max(1.0),
+            censored: mean_iters == 0.0,
+            switch_us,
+            cpu_share,
+        }
+    });
+    drop(runtimes);
+    Ok(result)
+}
+
+/// What one run of a cell measured.
+#[derive(Clone, Copy, Debug)]
+struct CellResult {
+    /// Wall time per iteration of a gang, us.
+    time_us: f64,
+    /// No gang finished an iteration in the window (`time_us` is then a lower bound).
+    censored: bool,
+    /// Mean coordinated-switch stop time (gang-spin), us.
+    switch_us: Option<f64>,
+    /// The process's CPU time over the window divided by wall time times CPUs. Busy-waiting
+    /// methods use every CPU they are given, so well under 1 means outside load took CPUs.
+    cpu_share: f64,
+}
+
+/// User plus system CPU time of this process, seconds.
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: all-zeroes is a valid rusage for getrusage to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage; RUSAGE_SELF covers every thread.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// The cost of one blocking hand-off between two threads on one CPU (futex wake, futex wait,
+/// context switch), in microseconds: the `alpha tau_cs` of the blocking model. Best of three.
+fn block_handoff_us(cpu: usize) -> f64 {
+    (0..3).map(|_| handoff_once(cpu)).fold(f64::MAX, f64::min)
+}
+
+fn handoff_once(cpu: usize) -> f64 {
+    const ROUNDS: u32 = 20_000;
+    let turn = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<std::thread::Thread>();
+    let (tx2, rx2) = std::sync::mpsc::channel::<std::thread::Thread>();
+    let turn = &turn;
+    // Player `me` waits for its turn, then hands it over to the other.
+    let play = move |me: usize, other: std::thread::Thread| {
+        for _ in 0..ROUNDS {
+            while turn.load(Ordering::Acquire) != me {
+                std::thread::park();
+            }
+            turn.store(1 - me, Ordering::Release);
+            other.unpark();
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            pin(cpu);
+            tx2.send(std::thread::current()).unwrap();
+            play(1, rx.recv().unwrap());
+        });
+        s.spawn(move || {
+            pin(cpu);
+            tx.send(std::thread::current()).unwrap();
+            let other = rx2.recv().unwrap();
+            let t = Instant::now();
+            play(0, other);
+            t.elapsed().as_secs_f64() * 1e6 / f64::from(2 * ROUNDS)
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+/// The kernel's base time slice, for the os-spin model.
+fn os_slice_us() -> f64 {
+    std::fs::read_to_string("/sys/kernel/debug/sched/base_slice_ns")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .map_or(3000.0, |ns| ns / 1e3)
+}
+
+fn var_for(args: &Args, grain: f64) -> f64 {
+    if args.var_equal_grain {
+        grain
+    } else {
+        args.var_us
+    }
+}
+
+/// Fills in the model column from the load-1 rows (see the module docs).
+fn add_model(args: &Args, rows: &mut [Row], n: usize, handoff_us: f64) {
+    let tau_q = args.quantum_ms * 1e3;
+    let switches: Vec<f64> = rows.iter().filter_map(|r| r.switch_us).collect();
+    let tau_cs = if switches.is_empty() {
+        0.0
+    } else {
+        switches.iter().sum::<f64>() / switches.len() as f64
+    };
+    let slice = os_slice_us();
+    let at1 = |rows: &[Row], m: &str, g: f64| {
+        rows.iter()
+            .find(|r| r.method == m && r.load == 1 && r.grain_us == g && !r.censored)
+            .map(|r| r.time_per_iter_us)
+    };
+    let snapshot = rows.to_vec();
+    for r in rows.iter_mut() {
+        let Some(dedicated) = at1(&snapshot, "gang-spin", r.grain_us)
+            .or_else(|| at1(&snapshot, "os-spin", r.grain_us))
+        else {
+            continue;
+        };
+        let (_, t_w) = Model::synthetic(r.grain_us, r.var_us, 0.0, n as u32);
+        let t_p = (dedicated - t_w).max(0.0);
+        let base = Model {
+            t_p,
+            t_w,
+            n: n as u32,
+            load: r.load as f64,
+            tau_q,
+            tau_cs,
+            alpha: 1.0,
+        };
+        r.model_us = match r.method.as_str() {
+            "gang-spin" => Some(base.gang_spin()),
+            "os-spin" => Some(
+                Model {
+                    tau_q: slice,
+                    tau_cs: 0.0,
+                    ..base
+                }
+                .os_spin(),
+            ),
+            "os-block" => Some(
+                Model {
+                    tau_cs: handoff_us,
+                    alpha: 1.0,
+                    ..base
+                }
+                .os_block(),
+            ),
+            _ => None,
+        };
+    }
+}
+
+fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
+    let path = args.out.join("gang.csv");
+    let mut s = String::from("method,load,grain_us,var_us,time_per_iter_us,model_us\n");
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.3},{}",
+            r.method,
+            r.load,
+            r.grain_us,
+            r.var_us,
+            r.time_per_iter_us,
+            r.model_us.map_or(String::new(), |m| format!("{m:.3}"))
+        );
+    }
+    std::fs::write(&path, s).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<10} {:>5} {:>9} {:>8} {:>14} {:>10} {:>8}",
+        "method", "load", "grain_us", "var_us", "us/iter", "model_us", "err%"
+    );
+    for r in rows {
+        let err = r.model_us.map_or(String::from("-"), |m| {
+            format!(
+                "{:+.0}",
+                100.0 * (m - r.time_per_iter_us) / r.time_per_iter_us
+            )
+        });
+        println!(
+            "{:<10} {:>5} {:>9} {:>8} {:>13.2}{} {:>10} {:>8}",
+            r.method,
+            r.load,
+            r.grain_us,
+            r.var_us,
+            r.time_per_iter_us,
+            if r.censored { ">" } else { " " },
+            r.model_us.map_or(String::from("-"), |m| format!("{m:.2}")),
+            err
+        );
+    }
+}
+
+fn find(rows: &[Row], m: &str, load: usize, g: f64) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.method == m && r.load == load && r.grain_us == g)
+        .map(|r| r.time_per_iter_us)
+}
+
+fn summary(args: &Args, rows: &[Row]) {
+    let Some(&load) = args
+        .load
+        .iter()
+        .find(|&&l| l == 3)
+        .or(args.load.iter().max())
+    else {
+        return;
+    };
+    let mut grains = args.grains_us.clone();
+    grains.sort_by(f64::total_cmp);
+    let ratio = |g: f64| Some(find(rows, "os-block", load, g)? / find(rows, "gang-spin", load, g)?);
+    if let Some(&g0) = grains.first() {
+        if let Some(r) = ratio(g0) {
+            println!("load {load}, finest grain {g0} us: os-block / gang-spin = {r:.2}");
+        }
+        let crossover = grains.iter().find(|&&g| ratio(g).is_some_and(|r| r < 1.0));
+        match crossover {
+            Some(g) => println!("load {load}: blocking is faster from grain {g} us on"),
+            None => println!("load {load}: gang-spin is at least as fast at every grain measured"),
+        }
+        let mut loads = args.load.clone();
+        loads.sort_unstable();
+        for m in METHODS {
+            let ts: Vec<String> = loads
+                .iter()
+                .filter_map(|&l| find(rows, m, l, g0).map(|t| format!("{l}:{t:.1}")))
+                .collect();
+            if !ts.is_empty() {
+                println!("{m} at grain {g0} us, us/iter by load: {}", ts.join(" "));
+            }
+        }
+    }
+    let errs: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.load == load && r.method != "os-spin")
+        .filter_map(|r| {
+            r.model_us
+                .map(|m| (m - r.time_per_iter_us).abs() / r.time_per_iter_us)
+        })
+        .collect();
+    if !errs.is_empty() {
+        let within = errs.iter().filter(|&&e| e <= 0.25).count();
+        println!(
+            "model at load {load} (gang-spin, os-block): {within}/{} cells within 25%",
+            errs.len()
+        );
+    }
+}
+
+fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
+    let path = args.out.join("gang.svg");
+    let root = SVGBackend::new(&path, (1560, 460)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((1, 3));
+    let mut grains = args.grains_us.clone();
+    grains.sort_by(f64::total_cmp);
+    let (gmin, gmax) = (grains[0], grains[grains.len() - 1]);
+    let load = args
+        .load
+        .iter()
+        .copied()
+        .find(|&l| l == 3)
+        .or(args.load.iter().copied().max())
+        .unwrap_or(1);
+    let colors = |i: usize| Palette99::pick(i).to_rgba();
+
+    // Figure 5: time per iteration against grain at one load.
+    let sel: Vec<&Row> = rows.iter().filter(|r| r.load == load).collect();
+    let ymax = sel
+        .iter()
+        .map(|r| r.time_per_iter_us.max(r.model_us.unwrap_or(0.0)))
+        .fold(1.0, f64::max)
+        * 1.5;
+    let ymin = sel
+        .iter()
+        .map(|r| r.time_per_iter_us)
+        .fold(f64::MAX, f64::min)
+        .max(0.1)
+        / 1.5;
+    let mut chart = ChartBuilder::on(&areas[0])
+        .caption(
+            format!("time per iteration, load {load} (Fig. 5)"),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (gmin / 1.3..gmax * 1.3).log_scale(),
+            (ymin..ymax).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("grain (us, log)")
+        .y_desc("us per iteration (log)")
+        .draw()?;
+    for (i, m) in METHODS.iter().enumerate() {
+        let color = colors(i);
+        let pts: Vec<(f64, f64)> = sel
+            .iter()
+            .filter(|r| r.method == *m)
+            .map(|r| (r.grain_us, r.time_per_iter_us))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(*m)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        let model: Vec<(f64, f64)> = sel
+            .iter()
+            .filter(|r| r.method == *m)
+            .filter_map(|r| r.model_us.map(|y| (r.grain_us, y)))
+            .collect();
+        if *m != "os-spin" && !model.is_empty() {
+            chart
+                .draw_series(DashedLineSeries::new(model, 5, 4, color.stroke_width(1)))?
+                .label(format!("{m} model"))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(1))
+                });
+        }
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()?;
+
+    // Figure 6: os-block / gang-spin against grain, per load.
+    let mut loads = args.load.clone();
+    loads.sort_unstable();
+    let ratios: Vec<(usize, Vec<(f64, f64)>)> = loads
+        .iter()
+        .map(|&l| {
+            let pts = grains
+                .iter()
+                .filter_map(|&g| {
+                    Some((
+                        g,
+                        find(rows, "os-block", l, g)? / find(rows, "gang-spin", l, g)?,
+                    ))
+                })
+                .collect();
+            (l, pts)
+        })
+        .collect();
+    let rmax = ratios
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.1))
+        .fold(2.0, f64::max)
+        * 1.1;
+    let mut chart = ChartBuilder::on(&areas[1])
+        .caption("os-block / gang-spin (Fig. 6)", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d((gmin / 1.3..gmax * 1.3).log_scale(), 0.0..rmax)?;
+    chart
+        .configure_mesh()
+        .x_desc("grain (us, log)")
+        .y_desc("time ratio")
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        vec![(gmin / 1.3, 1.0), (gmax * 1.3, 1.0)],
+        BLACK.mix(0.4),
+    ))?;
+    for (i, (l, pts)) in ratios.into_iter().enumerate() {
+        if pts.is_empty() {
+            continue;
+        }
+        let color = colors(i + 3);
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(format!("load {l}"))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()?;
+
+    // Figure 8: time per iteration against load at the finest grain.
+    let g0 = gmin;
+    let lmax = *loads.last().unwrap_or(&1) as f64;
+    let sel: Vec<&Row> = rows.iter().filter(|r| r.grain_us == g0).collect();
+    let ymax = sel.iter().map(|r| r.time_per_iter_us).fold(1.0, f64::max) * 1.5;
+    let ymin = sel
+        .iter()
+        .map(|r| r.time_per_iter_us)
+        .fold(f64::MAX, f64::min)
+        .max(0.1)
+        / 1.5;
+    let mut chart = ChartBuilder::on(&areas[2])
+        .caption(
+            format!("against load, grain {g0} us (Fig. 8)"),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.5..lmax + 0.5, (ymin..ymax).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("load (gangs)")
+        .y_desc("us per iteration (log)")
+        .x_labels(loads.len())
+        .draw()?;
+    for (i, m) in METHODS.iter().enumerate() {
+        let color = colors(i);
+        let pts: Vec<(f64, f64)> = sel
+            .iter()
+            .filter(|r| r.method == *m)
+            .map(|r| (r.load as f64, r.time_per_iter_us))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(*m)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    for m in &args.methods {
+        if !METHODS.contains(&m.as_str()) {
+            return Err(format!(
+                "unknown method {m:?}: must be one of {}",
+                METHODS.join(", ")
+            ));
+        }
+    }
+    if args.load.is_empty() || args.load.contains(&0) {
+        return Err("--load: each load must be at least 1".into());
+    }
+    if args.grains_us.is_empty() || args.grains_us.iter().any(|&g| !(g > 0.0 && g.is_finite())) {
+        return Err("--grains-us: each grain must be a positive number of microseconds".into());
+    }
+    if !(args.var_us >= 0.0 && args.var_us.is_finite()) {
+        return Err("--var-us must be a non-negative number of microseconds".into());
+    }
+    if args.reps == 0 {
+        return Err("--reps must be at least 1".into());
+    }
+    if args.iterations == 0 {
+        return Err("--iterations must be at least 1".into());
+    }
+    if !(args.max_seconds > 0.0 && args.max_seconds.is_finite()) {
+        return Err("--max-seconds must be positive".into());
+    }
+    let cpus = GangScheduler::builder()
+        .build()
+        .map_err(|e| e.to_string())?
+        .cpus()
+        .to_vec();
+    let n = args.threads.unwrap_or(cpus.len());
+    if n == 0 || n > cpus.len() {
+        return Err(format!(
+            "--threads {n}: a gang may have 1 to {} threads (the CPUs this process may use)",
+            cpus.len()
+        ));
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let work = Work::calibrate();
+    let handoff_us = block_handoff_us(cpus[0]);
+    eprintln!(
+        "{} CPUs ({:?}), gangs of {n}, quantum {} ms, work calibrated at {:.0} loops/us, \
+         blocking hand-off on one CPU {handoff_us:.2} us",
+        cpus.len(),
+        cpus,
+        args.quantum_ms,
+        work.loops_per_us
+    );
+    let mut loads = args.load.clone();
+    loads.sort_unstable();
+    loads.dedup();
+    let mut cells = Vec::new();
+    for &load in &loads {
+        for &grain in &args.grains_us {
+            for m in &args.methods {
+                cells.push(Cell {
+                    method: m,
+                    load,
+                    n,
+                    grain,
+                    var: var_for(args, grain),
+                });
+            }
+        }
+    }
+    let total = cells.len() * args.reps;
+    let mut runs: Vec<Vec<CellResult>> = vec![Vec::new(); cells.len()];
+    let started = Instant::now();
+    // Repetitions go round the whole grid, so that a burst of outside load hits one repetition
+    // of several cells rather than every repetition of one cell.
+    for rep in 0..args.reps {
+        for (k, c) in cells.iter().enumerate() {
+            let r = run_cell(args, &cpus, work, c)?;
+            let spins = c.method != "os-block";
+            eprintln!(
+                "[{:>3}/{total}] {:>6.1}s  {:<9} load {} grain {:>6} us var {:>6} us: {:>10.2}{} us/iter, cpu {:.0}%{}{}",
+                rep * cells.len() + k + 1,
+                started.elapsed().as_secs_f64(),
+                c.method,
+                c.load,
+                c.grain,
+                c.var,
+                r.time_us,
+                if r.censored { " (no iteration finished: lower bound)" } else { "" },
+                100.0 * r.cpu_share,
+                r.switch_us.map_or(String::new(), |s| format!(", switch {s:.0} us")),
+                if spins && r.cpu_share < 0.85 {
+                    "  ! the spinning threads did not get the CPUs: outside load? (use --reps)"
+                } else {
+                    ""
+                }
+            );
+            runs[k].push(r);
+        }
+    }
+    let mut rows = Vec::new();
+    for (c, mut r) in cells.iter().zip(runs) {
+        // The median repetition (the lower middle one for an even count).
+        r.sort_by(|a, b| a.time_us.total_cmp(&b.time_us));
+        let CellResult {
+            time_us: t,
+            censored,
+            ..
+        } = r[(r.len() - 1) / 2];
+        let switches: Vec<f64> = r.iter().filter_map(|x| x.switch_us).collect();
+        let switch_us =
+            (!switches.is_empty()).then(|| switches.iter().sum::<f64>() / switches.len() as f64);
+        rows.push(Row {
+            method: c.method.to_string(),
+            load: c.load,
+            grain_us: c.grain,
+            var_us: c.var,
+            time_per_iter_us: t,
+            model_us: None,
+            switch_us,
+            censored,
+        });
+    }
+    add_model(args, &mut rows, n, handoff_us);
+    write_csv(args, &rows)?;
+    print_table(&rows);
+    summary(args, &rows);
+    plot(args, &rows).map_err(|e| format!("plot: {e}"))?;
+    eprintln!(
+        "wrote {} and {}",
+        args.out.join("gang.csv").display(),
+        args.out.join("gang.svg").display()
+    );
+    Ok(())
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+}
