@@ -4,7 +4,8 @@
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
 //!   [`Fixed`], [`Single`] and ASAT policies.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
-//! - [`gang`] (`asat-gang`): gang scheduling with signal-driven coordinated switching.
+//! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.
+//! - [`implicit`] (`asat-implicit`): two-phase adaptive barriers.
 //!
 //! ```
 //! use asat::{Runtime, Schedule};
@@ -17,4 +18,5 @@
 pub use asat_core as core;
 pub use asat_core::*;
 pub use asat_gang as gang;
+pub use asat_implicit as implicit;
 pub use asat_pools as pools;

@@ -60,3 +60,14 @@ void asat_peer_omp_region_barrier(long reps) {
 
 void asat_peer_omp_set_threads(int n) { omp_set_num_threads(n); }
 int asat_peer_omp_max_threads(void) { return omp_get_max_threads(); }
+
+/* One SPMD region in which every thread passes `reps` barriers: the barrier's own latency, the
+   region's start amortized over `reps`. */
+void asat_peer_omp_barriers(long reps) {
+#pragma omp parallel
+    {
+        for (long r = 0; r < reps; r++) {
+#pragma omp barrier
+        }
+    }
+}

@@ -7,6 +7,7 @@ extern "C" {
     fn asat_peer_jacobi_omp(a: *mut f64, b: *mut f64, n: c_long, sweeps: c_long) -> c_int;
     fn asat_peer_omp_for(chunks: c_long, reps: c_long, dynamic: c_int);
     fn asat_peer_omp_region_barrier(reps: c_long);
+    fn asat_peer_omp_barriers(reps: c_long);
     fn asat_peer_omp_set_threads(n: c_int);
     fn asat_peer_omp_max_threads() -> c_int;
 }
@@ -56,6 +57,13 @@ pub fn parallel_for(chunks: usize, reps: usize, dynamic: bool) {
 pub fn region_barrier(reps: usize) {
     // SAFETY: plain C function taking an integer.
     unsafe { asat_peer_omp_region_barrier(reps as c_long) }
+}
+
+/// One `omp parallel` region in which every thread passes `reps` `omp barrier`s (the
+/// barrier's latency, with the region's start amortized over `reps`).
+pub fn barriers(reps: usize) {
+    // SAFETY: plain C function taking an integer.
+    unsafe { asat_peer_omp_barriers(reps as c_long) }
 }
 
 /// `omp_set_num_threads`.

@@ -1,0 +1,475 @@
+//! asat-implicit's barrier.
+//!
+//! - `barrier_latency_quiet_2_threads`: one barrier episode with 2 threads (pinned to the
+//!   first two CPUs) on an otherwise quiet machine, for each strategy, against a pure spin barrier (sense-reversing, no clock,
+//!   no futex), `std::sync::Barrier` and OpenMP's `omp barrier` (gcc's libgomp, one parallel
+//!   region passing N barriers).
+//! - `bsp_under_2_competing_jobs`: 200 phases of a 2-thread bulk-synchronous loop (each thread
+//!   computes `U(15, 25)` µs of busy work, then meets the other at a barrier) while 2 more jobs
+//!   of the same kind and strategy loop alongside (threads of this process, started by the bench
+//!   and stopped after); thread `i` of every job is pinned to the `i`-th CPU, one thread per CPU
+//!   per job as in the paper.
+//!
+//! `cargo bench --bench barrier`
+
+// criterion_group! generates undocumented items.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use asat::implicit::{AnyStrategy, Barrier, Config, TwoPhase};
+use asat_peers::omp;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+/// The barriers compared.
+trait Wait: Send + Sync + 'static {
+    fn wait(&self);
+}
+
+impl<S: TwoPhase + 'static> Wait for Barrier<S> {
+    fn wait(&self) {
+        Barrier::wait(self).expect("not poisoned");
+    }
+}
+
+impl Wait for std::sync::Barrier {
+    fn wait(&self) {
+        std::sync::Barrier::wait(self);
+    }
+}
+
+/// A sense-reversing centralized spin barrier for 2 threads: the least a barrier can cost.
+struct PureSpin {
+    count: AtomicU32,
+    sense: crossbeam_like::Padded<AtomicBool>,
+}
+
+mod crossbeam_like {
+    #[repr(align(128))]
+    pub struct Padded<T>(pub T);
+}
+
+thread_local! {
+    static LOCAL_SENSE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl PureSpin {
+    fn new() -> Self {
+        Self {
+            count: AtomicU32::new(0),
+            sense: crossbeam_like::Padded(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl Wait for PureSpin {
+    fn wait(&self) {
+        let mine = !LOCAL_SENSE.with(|s| s.get());
+        LOCAL_SENSE.with(|s| s.set(mine));
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == 2 {
+            self.count.store(0, Ordering::Relaxed);
+            self.sense.0.store(mine, Ordering::Release);
+        } else {
+            while self.sense.0.load(Ordering::Acquire) != mine {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+fn config() -> Config {
+    Config::calibrated()
+}
+
+fn strategy(name: &str) -> AnyStrategy {
+    AnyStrategy::by_name(name, &config()).expect("strategy")
+}
+
+/// `iters` episodes between this thread and a persistent partner thread.
+fn latency<B: Wait>(
+    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    cpus: &[usize],
+    name: &str,
+    barrier: B,
+) {
+    let barrier = Arc::new(barrier);
+    pin(cpus[0]);
+    let partner_cpu = cpus[1 % cpus.len()];
+    let (tx, rx) = mpsc::channel::<u64>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let partner = {
+        let barrier = Arc::clone(&barrier);
+        std::thread::spawn(move || {
+            pin(partner_cpu);
+            while let Ok(n) = rx.recv() {
+                for _ in 0..n {
+                    barrier.wait();
+                }
+                let _ = done_tx.send(());
+            }
+        })
+    };
+    c.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            tx.send(iters).expect("partner alive");
+            let t = Instant::now();
+            for _ in 0..iters {
+                barrier.wait();
+            }
+            let e = t.elapsed();
+            done_rx.recv().expect("partner done");
+            e
+        })
+    });
+    drop(tx);
+    partner.join().expect("partner");
+    // back to every CPU (OpenMP's threads, and the next group's, inherit this mask)
+    pin_set(cpus);
+}
+
+/// A barrier with a persistent partner thread pinned to the second CPU.
+struct Pair {
+    name: &'static str,
+    barrier: Arc<dyn Wait>,
+    tx: Option<mpsc::Sender<u64>>,
+    done: mpsc::Receiver<()>,
+    partner: Option<std::thread::JoinHandle<()>>,
+    episodes: u64,
+}
+
+impl Pair {
+    fn new(name: &'static str, barrier: Arc<dyn Wait>, partner_cpu: usize, episodes: u64) -> Self {
+        let (tx, rx) = mpsc::channel::<u64>();
+        let (done_tx, done) = mpsc::channel::<()>();
+        let b = Arc::clone(&barrier);
+        let partner = std::thread::spawn(move || {
+            pin(partner_cpu);
+            while let Ok(n) = rx.recv() {
+                for _ in 0..n {
+                    b.wait();
+                }
+                let _ = done_tx.send(());
+            }
+        });
+        Self {
+            name,
+            barrier,
+            tx: Some(tx),
+            done,
+            partner: Some(partner),
+            episodes,
+        }
+    }
+
+    /// Nanoseconds per episode over one burst.
+    fn burst(&self) -> f64 {
+        self.tx
+            .as_ref()
+            .expect("open")
+            .send(self.episodes)
+            .expect("partner alive");
+        let t = Instant::now();
+        for _ in 0..self.episodes {
+            self.barrier.wait();
+        }
+        let e = t.elapsed();
+        self.done.recv().expect("partner done");
+        e.as_nanos() as f64 / self.episodes as f64
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(h) = self.partner.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The same comparison, interleaved: 15 rounds, each running every barrier for one burst, so
+/// that load from other processes on a shared machine hits them alike; prints each one's
+/// median and its ratio to the pure spin barrier's (stderr).
+fn interleaved_latency(cpus: &[usize]) {
+    pin(cpus[0]);
+    let partner = cpus[1 % cpus.len()];
+    let mut pairs: Vec<Pair> = Vec::new();
+    for (name, s) in [
+        ("implicit_global", "global"),
+        ("implicit_local", "local"),
+        ("implicit_fixed", "fixed"),
+    ] {
+        pairs.push(Pair::new(
+            name,
+            Arc::new(Barrier::new(2, strategy(s)).unwrap()),
+            partner,
+            200_000,
+        ));
+    }
+    pairs.push(Pair::new(
+        "pure_spin",
+        Arc::new(PureSpin::new()),
+        partner,
+        200_000,
+    ));
+    pairs.push(Pair::new(
+        "implicit_block",
+        Arc::new(Barrier::new(2, strategy("block")).unwrap()),
+        partner,
+        5_000,
+    ));
+    pairs.push(Pair::new(
+        "std_barrier",
+        Arc::new(std::sync::Barrier::new(2)),
+        partner,
+        5_000,
+    ));
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); pairs.len()];
+    for _ in 0..15 {
+        for (i, p) in pairs.iter().enumerate() {
+            times[i].push(p.burst());
+        }
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let medians: Vec<f64> = times.iter_mut().map(med).collect();
+    let spin = medians[3];
+    let cal = asat::implicit::calibration();
+    eprintln!(
+        "interleaved 2-thread barrier latency (median of 15 rounds; ratio to pure_spin); context switch {:.1} us, release latency {:.2} us:",
+        cal.context_switch.as_secs_f64() * 1e6,
+        cal.release_latency.as_secs_f64() * 1e6
+    );
+    for (p, m) in pairs.iter().zip(&medians) {
+        eprintln!("  {:<16} {:>10.1} ns  {:>7.2}x", p.name, m, m / spin);
+    }
+    drop(pairs);
+    pin_set(cpus);
+}
+
+fn quiet_latency(c: &mut Criterion) {
+    // the process's CPUs, read before this thread pins itself
+    let cpus = allowed_cpus();
+    // calibrate (at first use, cached) before anything is pinned
+    let _ = asat::implicit::calibration();
+    interleaved_latency(&cpus);
+    let mut g = c.benchmark_group("barrier_latency_quiet_2_threads");
+    for name in ["global", "local", "fixed", "block"] {
+        latency(
+            &mut g,
+            &cpus,
+            &format!("implicit_{name}"),
+            Barrier::new(2, strategy(name)).unwrap(),
+        );
+    }
+    latency(&mut g, &cpus, "pure_spin", PureSpin::new());
+    latency(&mut g, &cpus, "std_barrier", std::sync::Barrier::new(2));
+    omp::set_threads(2);
+    g.bench_function("gomp", |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            omp::barriers(iters as usize);
+            t.elapsed()
+        })
+    });
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// BSP under competing jobs
+
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: all-zero is a valid (empty) cpu_set_t.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return vec![0];
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, the bits `set` holds.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+fn pin(cpu: usize) {
+    pin_set(&[cpu]);
+}
+
+/// Restricts the calling thread to `cpus` (which came from `allowed_cpus`).
+fn pin_set(cpus: &[usize]) {
+    // SAFETY: all-zero is a valid (empty) cpu_set_t.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: `cpu` came from allowed_cpus, so it is below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+}
+
+/// Busy work calibrated in units of about 1 ns.
+fn work(units: u64) {
+    let mut x = 1u64;
+    for _ in 0..units {
+        x = black_box(
+            x.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        );
+    }
+    black_box(x);
+}
+
+fn units_per_us() -> f64 {
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            work(2_000_000);
+            2_000_000.0 / (t.elapsed().as_secs_f64() * 1e6)
+        })
+        .fold(0.0, f64::max)
+}
+
+const PHASES: u64 = 200;
+
+/// A job's barrier: asat-implicit's (poisoned to stop a competing job) or std's (stopped by
+/// agreeing on an episode: see `wait`).
+enum JobBarrier {
+    Implicit(Box<Barrier<AnyStrategy>>),
+    Std {
+        barrier: std::sync::Barrier,
+        stop: AtomicBool,
+        /// The episode after which each of the 2 threads first saw `stop` (`u64::MAX`: not yet).
+        saw: [AtomicU64; 2],
+    },
+}
+
+impl JobBarrier {
+    fn new(name: &str) -> Self {
+        if name == "std" {
+            JobBarrier::Std {
+                barrier: std::sync::Barrier::new(2),
+                stop: AtomicBool::new(false),
+                saw: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            }
+        } else {
+            JobBarrier::Implicit(Box::new(Barrier::new(2, strategy(name)).unwrap()))
+        }
+    }
+
+    /// Thread `me` (0 or 1) waits; `episode` counts its waits. Returns false when the job was
+    /// told to stop.
+    ///
+    /// std's threads leave after the same episode `max(saw) + 1`: a thread writes its `saw`
+    /// before arriving at the next episode, so once both have passed `max(saw) + 1` each sees
+    /// both values, and neither can leave earlier.
+    fn wait(&self, me: usize, episode: &mut u64) -> bool {
+        match self {
+            JobBarrier::Implicit(b) => b.wait().is_ok(),
+            JobBarrier::Std { barrier, stop, saw } => {
+                barrier.wait();
+                *episode += 1;
+                if saw[me].load(Ordering::SeqCst) == u64::MAX && stop.load(Ordering::SeqCst) {
+                    saw[me].store(*episode, Ordering::SeqCst);
+                }
+                let (a, b) = (saw[0].load(Ordering::SeqCst), saw[1].load(Ordering::SeqCst));
+                !(a != u64::MAX && b != u64::MAX && *episode > a.max(b))
+            }
+        }
+    }
+
+    fn stop(&self) {
+        match self {
+            JobBarrier::Implicit(b) => b.poison(),
+            JobBarrier::Std { stop, .. } => stop.store(true, Ordering::SeqCst),
+        }
+    }
+}
+
+fn phase_units(rng: &mut StdRng, per_us: f64) -> u64 {
+    (rng.random_range(15.0..=25.0) * per_us) as u64
+}
+
+fn bsp_competing(c: &mut Criterion) {
+    let cpus = allowed_cpus();
+    let per_us = units_per_us();
+    let mut g = c.benchmark_group("bsp_under_2_competing_jobs");
+    g.sample_size(10);
+    for name in ["block", "fixed", "local", "global", "std", "spin"] {
+        // 2 competing jobs
+        let competitors: Vec<Arc<JobBarrier>> =
+            (0..2).map(|_| Arc::new(JobBarrier::new(name))).collect();
+        let mut handles = Vec::new();
+        for (j, job) in competitors.iter().enumerate() {
+            for t in 0..2 {
+                let job = Arc::clone(job);
+                let cpu = cpus[t % cpus.len()];
+                handles.push(std::thread::spawn(move || {
+                    pin(cpu);
+                    let mut rng = StdRng::seed_from_u64((j * 2 + t) as u64 + 100);
+                    let mut episode = 0;
+                    loop {
+                        work(phase_units(&mut rng, per_us));
+                        if !job.wait(t, &mut episode) {
+                            break;
+                        }
+                    }
+                }));
+            }
+        }
+        let measured = Arc::new(JobBarrier::new(name));
+        g.bench_function(BenchmarkId::new(name, PHASES), |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                std::thread::scope(|s| {
+                    for th in 0..2 {
+                        let measured = &measured;
+                        let cpu = cpus[th % cpus.len()];
+                        s.spawn(move || {
+                            pin(cpu);
+                            let mut rng = StdRng::seed_from_u64(th as u64);
+                            let mut episode = 0;
+                            for _ in 0..iters * PHASES {
+                                work(phase_units(&mut rng, per_us));
+                                measured.wait(th, &mut episode);
+                            }
+                        });
+                    }
+                });
+                t.elapsed()
+            })
+        });
+        for job in &competitors {
+            job.stop();
+        }
+        for h in handles {
+            h.join().expect("competing job");
+        }
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = quiet;
+    config = Criterion::default()
+        .sample_size(40)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = quiet_latency
+}
+criterion_group! {
+    name = loaded;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(4));
+    targets = bsp_competing
+}
+criterion_main!(quiet, loaded);

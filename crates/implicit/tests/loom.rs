@@ -1,0 +1,94 @@
+//! loom models of the barrier's arrive/release/block protocol and of the flag's
+//! publish/wait protocol: no wake-up is lost (loom reports a deadlock if a waiter sleeps
+//! forever), generations advance by one per episode, poisoning releases every waiter.
+//!
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p asat-implicit --release --test loom`
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use asat_implicit::{Barrier, Block, FixedSpin, Flag};
+use loom::sync::Arc;
+use loom::thread;
+
+/// Two participants, two episodes, the waiter blocking at once.
+#[test]
+fn two_threads_two_episodes_block() {
+    loom::model(|| {
+        let b = Arc::new(Barrier::new(2, Block).unwrap());
+        let b2 = Arc::clone(&b);
+        let h = thread::spawn(move || {
+            let g1 = b2.wait().unwrap().generation;
+            let g2 = b2.wait().unwrap().generation;
+            (g1, g2)
+        });
+        let m1 = b.wait().unwrap().generation;
+        let m2 = b.wait().unwrap().generation;
+        assert_eq!((m1, m2), (1, 2));
+        assert_eq!(h.join().unwrap(), (1, 2));
+        assert_eq!(b.stats().generation, 2);
+        assert_eq!(b.stats().arrivals, 4);
+    });
+}
+
+/// Two participants, the waiter spinning (one more look) before it blocks.
+#[test]
+fn two_threads_spin_then_block() {
+    loom::model(|| {
+        let b = Arc::new(Barrier::new(2, FixedSpin::new(Duration::from_micros(1))).unwrap());
+        let b2 = Arc::clone(&b);
+        let h = thread::spawn(move || b2.wait().unwrap());
+        let r = b.wait().unwrap();
+        let r2 = h.join().unwrap();
+        assert_ne!(r.leader, r2.leader, "exactly one leader");
+        assert_eq!((r.generation, r2.generation), (1, 1));
+    });
+}
+
+/// Three participants, one episode: two may sleep at once.
+#[test]
+fn three_threads_block() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let b = Arc::new(Barrier::new(3, Block).unwrap());
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let b = Arc::clone(&b);
+                thread::spawn(move || b.wait().unwrap().leader)
+            })
+            .collect();
+        let mut leaders = usize::from(b.wait().unwrap().leader);
+        for h in hs {
+            leaders += usize::from(h.join().unwrap());
+        }
+        assert_eq!(leaders, 1);
+        assert_eq!(b.stats().generation, 1);
+    });
+}
+
+/// A participant that poisons instead of arriving releases the waiter with an error.
+#[test]
+fn poison_releases_waiter() {
+    loom::model(|| {
+        let b = Arc::new(Barrier::new(2, Block).unwrap());
+        let b2 = Arc::clone(&b);
+        let h = thread::spawn(move || b2.wait());
+        b.poison();
+        assert!(h.join().unwrap().unwrap_err().is_poisoned());
+        assert!(b.wait().unwrap_err().is_poisoned());
+    });
+}
+
+/// The flag: a blocked waiter sees the published value.
+#[test]
+fn flag_publish_wakes_waiter() {
+    loom::model(|| {
+        let f = Arc::new(Flag::new());
+        let f2 = Arc::clone(&f);
+        let h = thread::spawn(move || f2.wait_at_least(1, &Block).unwrap());
+        f.set(1);
+        h.join().unwrap();
+        assert_eq!(f.value(), 1);
+    });
+}
