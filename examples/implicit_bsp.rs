@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example implicit_bsp -- --patterns barrier,news,transpose \
 //!     --grains-us fine,medium,coarse --imbalance low,high \
-//!     --strategies block,spin,fixed,local,global,std --jobs 3 --out out/implicit
+//!     --strategies block,spin,fixed,local,global,std,gang --jobs 3 --out out/implicit
 //! ```
 //!
 //! Each job has one thread per CPU. Every phase, each thread computes for a time drawn from
@@ -21,8 +21,9 @@
 //! A read waits on the partner's [`Flag`] until the partner has published the same step: it
 //! completes only once the partner is running. Strategies: `block`, `spin`, `fixed` (`2 cs`),
 //! `local`, `global` (asat-implicit, barrier and reads), and `std` (`std::sync::Barrier` for the
-//! barriers, reads blocking at once). Explicit coscheduling (`gang`, asat-gang) is not here yet:
-//! it runs its jobs as runtimes of one process, a second kind of [`Runner`].
+//! barriers, reads blocking at once), and `gang`: explicit coscheduling, the paper's baseline
+//! (asat-gang; gangs live in one process, so its jobs run as runtimes of this process, each one
+//! gang of a shared `GangScheduler`, barriers and reads busy-waiting).
 //!
 //! Granularities `fine`, `medium`, `coarse` are `0.5`, `5` and `250` context switches (the
 //! cost measured at start; printed): the paper's 100 µs, 1 ms and 50 ms with its 200 µs context
@@ -38,7 +39,9 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use asat::implicit::{AnyStrategy, Block, Config, Flag};
+use asat::gang::GangScheduler;
+use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
+use asat::Runtime;
 use clap::Parser;
 use plotters::prelude::*;
 use rand::rngs::StdRng;
@@ -60,11 +63,11 @@ struct Args {
     /// Load imbalances v: low (0.25 g), high (1.5 g) or a factor of g (0 ..= 2).
     #[arg(long, value_delimiter = ',', default_value = "low,high")]
     imbalance: Vec<String>,
-    /// Strategies: block, spin, fixed, local, global, std.
+    /// Strategies: block, spin, fixed, local, global, std, gang.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "block,spin,fixed,local,global,std"
+        default_value = "block,spin,fixed,local,global,std,gang"
     )]
     strategies: Vec<String>,
     /// Jobs run at once, each a separate process with one thread per CPU.
@@ -114,9 +117,9 @@ struct Args {
 }
 
 const PATTERNS: [&str; 3] = ["barrier", "news", "transpose"];
-/// The strategies this example knows. `gang` (asat-gang, explicit coscheduling) will be a
-/// [`Runner::OneProcess`] entry once that crate exists.
-const STRATEGIES: [&str; 6] = ["block", "spin", "fixed", "local", "global", "std"];
+/// The strategies this example knows. `gang` is explicit coscheduling (asat-gang), the paper's
+/// baseline.
+const STRATEGIES: [&str; 7] = ["block", "spin", "fixed", "local", "global", "std", "gang"];
 
 /// How a strategy's jobs are run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,11 +127,17 @@ enum Runner {
     /// Each job a separate process (implicit coscheduling, std): the local schedulers
     /// coordinate nothing.
     Processes,
+    /// Each job a runtime of this process, one gang of one `GangScheduler` (gangs live in one
+    /// process): the job's threads run together and busy-wait.
+    OneProcess,
 }
 
-/// Every strategy here runs its jobs as processes; `gang` will map to a one-process runner.
-fn runner(_strategy: &str) -> Runner {
-    Runner::Processes
+fn runner(strategy: &str) -> Runner {
+    if strategy == "gang" {
+        Runner::OneProcess
+    } else {
+        Runner::Processes
+    }
 }
 
 fn main() {
@@ -406,7 +415,91 @@ fn run_jobs(
 ) -> Result<Vec<JobResult>, String> {
     match runner(&cell.strategy) {
         Runner::Processes => run_processes(args, setup, cell, phases),
+        Runner::OneProcess => run_gangs(args, setup, cell, phases),
     }
+}
+
+/// The jobs as gangs of one `GangScheduler` in this process: each job is a runtime with the
+/// gang policy whose SPMD region runs the same BSP loop; team barriers busy-wait (the gang
+/// policy's wait strategy) and so do the point-to-point reads. A gang cannot be killed, so
+/// there is no timeout: the phases are calibrated like every other strategy's.
+fn run_gangs(
+    args: &Args,
+    setup: &Setup,
+    cell: &Cell,
+    phases: u64,
+) -> Result<Vec<JobResult>, String> {
+    let p = setup.threads;
+    let sched = GangScheduler::builder()
+        .build()
+        .map_err(|e| format!("gang scheduler: {e}"))?;
+    let runtimes = (0..args.jobs)
+        .map(|_| {
+            Runtime::builder()
+                .max_threads(p)
+                .policy(sched.policy())
+                .build()
+                .map_err(|e| format!("gang runtime: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let per_ns = setup.units_per_us / 1e3;
+    let (g, v) = (cell.grain_ns as f64, cell.imbalance_ns as f64);
+    let dist = Uniform::new_inclusive(g - v / 2.0, g + v / 2.0).map_err(|e| e.to_string())?;
+    let c_units = ((setup.cs.as_nanos() as f64 / 25.0) * per_ns) as u64;
+    let go = std::sync::Barrier::new(args.jobs);
+    let walls: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = runtimes
+            .iter()
+            .enumerate()
+            .map(|(j, rt)| {
+                let (go, dist) = (&go, &dist);
+                s.spawn(move || {
+                    let flags: Vec<Flag> = (0..p).map(|_| Flag::new()).collect();
+                    go.wait();
+                    let t = Instant::now();
+                    rt.region(|team| {
+                        let me = team.index();
+                        let reads = partners(&cell.pattern, me, team.size());
+                        let seed = (j as u64 + 1).wrapping_mul(1000).wrapping_add(me as u64);
+                        let mut rng = StdRng::seed_from_u64(seed);
+                        let steps = reads.len().max(1) as u32;
+                        for phase in 0..phases {
+                            work((dist.sample(&mut rng) * per_ns) as u64);
+                            team.barrier();
+                            if reads.is_empty() {
+                                continue;
+                            }
+                            let base = (phase as u32).wrapping_mul(steps);
+                            for (i, &q) in reads.iter().enumerate() {
+                                let step = base.wrapping_add(i as u32 + 1);
+                                flags[me].set(step);
+                                flags[q]
+                                    .wait_at_least(step, &Spin)
+                                    .expect("flags are never poisoned here");
+                                work(c_units);
+                            }
+                            team.barrier();
+                        }
+                    });
+                    t.elapsed().as_secs_f64()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(f64::NAN))
+            .collect()
+    });
+    if walls.iter().any(|w| w.is_nan()) {
+        return Err("a gang job panicked".into());
+    }
+    Ok(walls
+        .into_iter()
+        .map(|wall_s| JobResult {
+            wall_s,
+            ..JobResult::default()
+        })
+        .collect())
 }
 
 fn run_processes(
