@@ -142,9 +142,10 @@ fn global_learns_the_imbalance_from_team_barrier_arrivals() {
         .imbalance_estimate()
         .expect("the team barrier reported arrivals");
     assert!(v >= Duration::from_millis(2), "estimate {v:?}");
-    // 3 ms is more than V = 10 cs = 300 µs: spin only S, and the waiters block
+    // 3 ms is more than V = 10 cs = 300 µs: spin only S. (Whether a waiter then blocks depends
+    // on the machine: on a loaded one the late member may arrive while the waiter is off its
+    // CPU, so blocks are not asserted.)
     assert_eq!(g.barrier_spin(), Duration::from_micros(60));
-    assert!(rt.stats().blocks > 0);
 }
 
 #[test]
