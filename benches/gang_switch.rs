@@ -20,12 +20,13 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use asat::gang::GangScheduler;
 use asat::Runtime;
+use asat_peers::spin::SpinBarrier;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn width() -> usize {
@@ -154,26 +155,6 @@ fn loops_per_us() -> f64 {
     n as f64 / best
 }
 
-struct SpinBarrier {
-    n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-}
-
-impl SpinBarrier {
-    fn wait(&self) {
-        let g = self.generation.load(Ordering::Acquire);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-        } else {
-            while self.generation.load(Ordering::Acquire) == g {
-                std::hint::spin_loop();
-            }
-        }
-    }
-}
-
 /// The barrier loop of one member: work GRAIN + U(0, VAR), barrier, until `stop` (member 0
 /// publishes the iteration to quit at before a barrier).
 #[allow(clippy::too_many_arguments)]
@@ -248,13 +229,7 @@ fn barrier_loop_load3(c: &mut Criterion) {
         } else {
             Vec::new()
         };
-        let spins: Vec<SpinBarrier> = (0..LOAD)
-            .map(|_| SpinBarrier {
-                n,
-                count: AtomicUsize::new(0),
-                generation: AtomicUsize::new(0),
-            })
-            .collect();
+        let spins: Vec<SpinBarrier> = (0..LOAD).map(|_| SpinBarrier::new(n)).collect();
         let blocks: Vec<Arc<Barrier>> = (0..LOAD).map(|_| Arc::new(Barrier::new(n))).collect();
         std::thread::scope(|s| {
             for g in 0..LOAD {

@@ -10,12 +10,13 @@
 //! `grain` elements, one parallel loop per sweep, until it has done `--total` element updates.
 //! Writes `DIR/compare.csv`, `DIR/compare.svg` and prints the table.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use asat::{Runtime, Schedule};
+use asat_peers::procs::{self, Outcome, Watched};
 use asat_peers::{kernel, load::CpuHogs, omp, rayon_peer};
 use clap::Parser;
 use plotters::prelude::*;
@@ -221,67 +222,36 @@ fn run_cell(
     // The co-located load that is not ASAT: killed when the cell ends.
     let _hogs = CpuHogs::spawn(args.hogs).map_err(|e| format!("cannot start a hog: {e}"))?;
     let mut children = Vec::new();
-    let mut readers = Vec::new();
     for _ in 0..copies {
-        let mut child = spawn_copy(args, policy, grain, sweeps, threads)
+        let child = spawn_copy(args, policy, grain, sweeps, threads)
             .map_err(|e| format!("cannot start a copy: {e}"))?;
-        // Read the copy's output as it comes, so a long trace never fills the pipe.
-        let so = child.stdout.take().expect("stdout is piped");
-        readers.push(Some(std::thread::spawn(move || {
-            BufReader::new(so)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<_>>()
-        })));
-        children.push(child);
+        children.push(Watched::new(child));
     }
-    let started = Instant::now();
-    let deadline = Duration::from_secs_f64(args.timeout);
-    let mut results = vec![None; copies];
-    loop {
-        let mut running = 0;
-        for (i, c) in children.iter_mut().enumerate() {
-            if results[i].is_some() {
-                continue;
-            }
-            match c.try_wait() {
-                Ok(Some(status)) => {
-                    let lines = readers[i]
-                        .take()
-                        .map(|h| h.join().unwrap_or_default())
-                        .unwrap_or_default();
-                    if !status.success() {
-                        return Err(format!("a {policy} copy failed: {status}"));
-                    }
-                    results[i] = Some(
-                        parse_output(&lines).ok_or_else(|| format!("bad copy output {lines:?}"))?,
-                    );
+    let outcomes = procs::wait_all(
+        children,
+        Duration::from_secs_f64(args.timeout),
+        Duration::from_millis(5),
+    )
+    .map_err(|e| format!("waiting for a copy: {e}"))?;
+    outcomes
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Exited { status, lines } => {
+                if !status.success() {
+                    return Err(format!("a {policy} copy failed: {status}"));
                 }
-                Ok(None) if started.elapsed() > deadline => {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                    if let Some(h) = readers[i].take() {
-                        let _ = h.join();
-                    }
-                    results[i] = Some(CopyResult {
-                        wall_s: args.timeout,
-                        join_wait_pct: None,
-                        cpu_s: f64::NAN,
-                        timed_out: true,
-                        probe_pct: None,
-                        trace: Vec::new(),
-                    });
-                }
-                Ok(None) => running += 1,
-                Err(e) => return Err(format!("waiting for a copy: {e}")),
+                parse_output(&lines).ok_or_else(|| format!("bad copy output {lines:?}"))
             }
-        }
-        if running == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
+            Outcome::TimedOut => Ok(CopyResult {
+                wall_s: args.timeout,
+                join_wait_pct: None,
+                cpu_s: f64::NAN,
+                timed_out: true,
+                probe_pct: None,
+                trace: Vec::new(),
+            }),
+        })
+        .collect()
 }
 
 /// Parses a copy's output: one `RESULT` line and, with --trace, `TRACE` lines.

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use asat::gang::{GangScheduler, Model};
 use asat::{CpuSet, Runtime};
+use asat_peers::spin::SpinBarrier;
 use clap::Parser;
 use plotters::prelude::*;
 
@@ -138,35 +139,6 @@ impl Work {
     #[inline]
     fn run(&self, us: f64) {
         std::hint::black_box(spin_loops((us * self.loops_per_us) as u64));
-    }
-}
-
-/// A pure busy-waiting barrier (no yield): the paper's busy waiting.
-struct SpinBarrier {
-    n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-}
-
-impl SpinBarrier {
-    fn new(n: usize) -> Self {
-        Self {
-            n,
-            count: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
-    fn wait(&self) {
-        let g = self.generation.load(Ordering::Acquire);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-        } else {
-            while self.generation.load(Ordering::Acquire) == g {
-                std::hint::spin_loop();
-            }
-        }
     }
 }
 

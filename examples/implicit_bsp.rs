@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use asat::gang::GangScheduler;
 use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
 use asat::Runtime;
+use asat_peers::procs::{self, Outcome, Watched};
 use clap::Parser;
 use plotters::prelude::*;
 use rand::rngs::StdRng;
@@ -510,7 +511,6 @@ fn run_processes(
 ) -> Result<Vec<JobResult>, String> {
     let mut children = Vec::new();
     let mut stdins: Vec<ChildStdin> = Vec::new();
-    let mut readers = Vec::new();
     for j in 0..args.jobs {
         let mut child = spawn_job(setup, cell, phases, j as u64 + 1, args.no_pin)
             .map_err(|e| format!("cannot start a job: {e}"))?;
@@ -523,10 +523,7 @@ fn run_processes(
             let _ = child.kill();
             return Err(format!("a {} job did not start: {ready:?}", cell.strategy));
         }
-        readers.push(Some(std::thread::spawn(move || {
-            out.lines().map_while(Result::ok).collect::<Vec<_>>()
-        })));
-        children.push(child);
+        children.push(Watched::with_reader(child, out));
     }
     // all jobs are ready: start them together
     for s in &mut stdins {
@@ -534,50 +531,28 @@ fn run_processes(
         let _ = s.flush();
     }
     drop(stdins);
-    let started = Instant::now();
-    let deadline = Duration::from_secs_f64(args.timeout);
-    let mut results: Vec<Option<JobResult>> = vec![None; children.len()];
-    loop {
-        let mut running = 0;
-        for (i, c) in children.iter_mut().enumerate() {
-            if results[i].is_some() {
-                continue;
-            }
-            match c.try_wait() {
-                Ok(Some(status)) => {
-                    let lines = readers[i]
-                        .take()
-                        .map(|h| h.join().unwrap_or_default())
-                        .unwrap_or_default();
-                    if !status.success() {
-                        return Err(format!("a {} job failed: {status}", cell.strategy));
-                    }
-                    results[i] = Some(
-                        parse_result(&lines).ok_or_else(|| format!("bad job output {lines:?}"))?,
-                    );
+    let outcomes = procs::wait_all(
+        children,
+        Duration::from_secs_f64(args.timeout),
+        Duration::from_millis(2),
+    )
+    .map_err(|e| format!("waiting for a job: {e}"))?;
+    outcomes
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Exited { status, lines } => {
+                if !status.success() {
+                    return Err(format!("a {} job failed: {status}", cell.strategy));
                 }
-                Ok(None) if started.elapsed() > deadline => {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                    if let Some(h) = readers[i].take() {
-                        let _ = h.join();
-                    }
-                    results[i] = Some(JobResult {
-                        wall_s: args.timeout,
-                        timed_out: true,
-                        ..JobResult::default()
-                    });
-                }
-                Ok(None) => running += 1,
-                Err(e) => return Err(format!("waiting for a job: {e}")),
+                parse_result(&lines).ok_or_else(|| format!("bad job output {lines:?}"))
             }
-        }
-        if running == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    Ok(results.into_iter().map(Option::unwrap_or_default).collect())
+            Outcome::TimedOut => Ok(JobResult {
+                wall_s: args.timeout,
+                timed_out: true,
+                ..JobResult::default()
+            }),
+        })
+        .collect()
 }
 
 fn parse_result(lines: &[String]) -> Option<JobResult> {

@@ -338,13 +338,16 @@ impl AsatLogic {
                 }
             }
             let due = self.due(now);
-            let window_bad = self.worst.is_some_and(|w| w > self.bad_time());
+            // Cheap gates first: this runs at every region start.
             let wants_sample = self.threads >= 2
-                && ((due && self.taken == 0)
-                    || (!due
-                        && !window_bad
-                        && self.taken < self.config.samples.max(1)
-                        && self.sample_due(now)));
+                && if due {
+                    self.taken == 0
+                } else {
+                    self.taken < self.config.samples.max(1)
+                        && self.sample_due(now)
+                        // the window's verdict is known once a sample was bad
+                        && self.worst.is_none_or(|w| w <= self.bad_time())
+                };
             if wants_sample {
                 self.last_sample = Some(now);
                 self.pending = Some(Pending::Sample);

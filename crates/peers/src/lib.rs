@@ -1,8 +1,11 @@
 //! Peers that asat is measured against, kept out of the published crates: the Jacobi kernel
 //! asat's examples and benches run, the same kernel as C OpenMP code built with gcc
-//! `-fopenmp`, a rayon variant, and co-located CPU load ([`load::CpuHogs`]).
+//! `-fopenmp`, a rayon variant, co-located CPU load ([`load::CpuHogs`]), the watching of
+//! child processes ([`procs`]), and a pure spin barrier ([`spin::SpinBarrier`]).
 
 pub mod kernel;
 pub mod load;
 pub mod omp;
+pub mod procs;
 pub mod rayon_peer;
+pub mod spin;

@@ -90,11 +90,21 @@ impl Topology {
     /// ```
     pub fn synthetic(description: &str) -> Result<Self, Error> {
         let what = format!("synthetic description {description:?}");
+        let bad = |e: &dyn std::fmt::Display| {
+            Error::topology(
+                &what,
+                format!(
+                    "{e}; a description is levels from the machine down, each type:count, \
+                     separated by spaces (types such as pack, node, l3, l2, core, pu), e.g. \
+                     \"pack:2 node:2 core:4 pu:2\""
+                ),
+            )
+        };
         let inner = hwlocality::Topology::builder()
             .from_synthetic(description)
-            .map_err(|e| Error::topology(&what, e))?
+            .map_err(|e| bad(&e))?
             .build()
-            .map_err(|e| Error::topology(&what, e))?;
+            .map_err(|e| bad(&e))?;
         Self::from_inner(inner, what)
     }
 
