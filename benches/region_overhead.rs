@@ -3,6 +3,12 @@
 //! (`par_iter` with the same chunking, `rayon::scope` with a std `Barrier`) and the C OpenMP
 //! `parallel for` / `parallel` + `barrier` through gcc's libgomp.
 //!
+//! rayon is measured both ways a program can call it: `rayon` from inside the pool (the bench
+//! loop runs in `pool.install`, so each region is a `join` or `scope` on a pool thread, rayon's
+//! best case) and `rayon_main` from the bench's own thread (each region enters the pool from
+//! outside, as a main loop calling `par_iter` on the global pool does). asat is always called
+//! from the bench's own thread, which joins the team.
+//!
 //! `cargo bench --bench region_overhead`
 
 // criterion_group! generates undocumented items.
@@ -52,22 +58,20 @@ fn loops(c: &mut Criterion) {
                 })
             })
         });
-        g.bench_function("rayon", |b| {
-            pool.install(|| {
-                b.iter(|| {
-                    let it = (0..chunks).into_par_iter();
-                    if dynamic {
-                        it.with_max_len(1).for_each(|i| {
-                            black_box(i);
-                        })
-                    } else {
-                        it.with_min_len(chunks / THREADS).for_each(|i| {
-                            black_box(i);
-                        })
-                    }
+        let rayon_loop = || {
+            let it = (0..chunks).into_par_iter();
+            if dynamic {
+                it.with_max_len(1).for_each(|i| {
+                    black_box(i);
                 })
-            })
-        });
+            } else {
+                it.with_min_len(chunks / THREADS).for_each(|i| {
+                    black_box(i);
+                })
+            }
+        };
+        g.bench_function("rayon", |b| pool.install(|| b.iter(rayon_loop)));
+        g.bench_function("rayon_main", |b| b.iter(|| pool.install(rayon_loop)));
         g.bench_function("gomp", |b| {
             b.iter_custom(|iters| {
                 let t = Instant::now();
@@ -87,19 +91,21 @@ fn region_barrier(c: &mut Criterion) {
     g.bench_function("asat_fixed", |b| {
         b.iter(|| rt.region(|team| team.barrier()))
     });
-    g.bench_function("rayon_scope_std_barrier", |b| {
-        let barrier = Barrier::new(THREADS);
-        pool.install(|| {
-            b.iter(|| {
-                rayon::scope(|s| {
-                    for _ in 0..THREADS {
-                        s.spawn(|_| {
-                            barrier.wait();
-                        });
-                    }
-                })
-            })
+    let barrier = Barrier::new(THREADS);
+    let rayon_region = || {
+        rayon::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|_| {
+                    barrier.wait();
+                });
+            }
         })
+    };
+    g.bench_function("rayon_scope_std_barrier", |b| {
+        pool.install(|| b.iter(rayon_region))
+    });
+    g.bench_function("rayon_main_scope_std_barrier", |b| {
+        b.iter(|| pool.install(rayon_region))
     });
     g.bench_function("gomp", |b| {
         b.iter_custom(|iters| {

@@ -2,7 +2,8 @@
 //! separate processes, under each policy; mean job time against the number of copies.
 //!
 //! ```text
-//! cargo run --release --example compare -- --policies single,fixed,rayon,gomp,gomp-dynamic \
+//! cargo run --release --example compare -- \
+//!     --policies single,fixed,asat,rayon,rayon-main,gomp,gomp-dynamic \
 //!     --grains 10000,100000 --copies 1,2,3,4 --out out/compare
 //! ```
 //!
@@ -26,11 +27,12 @@ use plotters::prelude::*;
     about = "Copies of a fine-grain fork-join job under each policy (the ASAT paper, section 6)"
 )]
 struct Args {
-    /// Policies to compare: single, fixed, rayon, gomp, gomp-dynamic.
+    /// Policies to compare: single, fixed, asat, rayon (the sweep loop inside `pool.install`),
+    /// rayon-main (each sweep's `par_chunks_mut` called from the main thread), gomp, gomp-dynamic.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "single,fixed,asat,rayon,gomp,gomp-dynamic"
+        default_value = "single,fixed,asat,rayon,rayon-main,gomp,gomp-dynamic"
     )]
     policies: Vec<String>,
     /// Elements per parallel loop.
@@ -72,7 +74,15 @@ struct Args {
     sweeps: usize,
 }
 
-const POLICIES: [&str; 6] = ["single", "fixed", "asat", "rayon", "gomp", "gomp-dynamic"];
+const POLICIES: [&str; 7] = [
+    "single",
+    "fixed",
+    "asat",
+    "rayon",
+    "rayon-main",
+    "gomp",
+    "gomp-dynamic",
+];
 
 fn main() {
     let args = Args::parse();
@@ -144,6 +154,10 @@ fn worker(args: &Args) {
         "rayon" => {
             let pool = rayon_peer::pool(threads);
             rayon_peer::jacobi(&pool, &mut a, &mut b, args.sweeps);
+        }
+        "rayon-main" => {
+            let pool = rayon_peer::pool(threads);
+            rayon_peer::jacobi_per_call(&pool, &mut a, &mut b, args.sweeps);
         }
         "gomp" | "gomp-dynamic" => {
             omp::jacobi_omp(&mut a, &mut b, args.sweeps);
