@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use asat::implicit::{AnyStrategy, Barrier, Config, TwoPhase};
+use asat::CpuSet;
 use asat_peers::omp;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::rngs::StdRng;
@@ -286,34 +287,22 @@ fn quiet_latency(c: &mut Criterion) {
 // ---------------------------------------------------------------------------------------------
 // BSP under competing jobs
 
+/// The CPUs the calling thread may run on (CPU 0 if the kernel does not say).
 fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: all-zero is a valid (empty) cpu_set_t.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
-    {
-        return vec![0];
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `cpu` is below CPU_SETSIZE, the bits `set` holds.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
+    CpuSet::of_current_thread().map_or_else(|_| vec![0], |set| set.iter().collect())
 }
 
 fn pin(cpu: usize) {
     pin_set(&[cpu]);
 }
 
-/// Restricts the calling thread to `cpus` (which came from `allowed_cpus`).
+/// Restricts the calling thread to `cpus` (best effort: a mask the kernel refuses is ignored).
 fn pin_set(cpus: &[usize]) {
-    // SAFETY: all-zero is a valid (empty) cpu_set_t.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &cpu in cpus {
-        // SAFETY: `cpu` came from allowed_cpus, so it is below CPU_SETSIZE.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-    }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    let _ = cpus
+        .iter()
+        .copied()
+        .collect::<CpuSet>()
+        .bind_current_thread();
 }
 
 /// Busy work calibrated in units of about 1 ns.

@@ -25,7 +25,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use asat::gang::GangScheduler;
-use asat::Runtime;
+use asat::{CpuSet, Runtime};
 use asat_peers::spin::SpinBarrier;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -190,13 +190,9 @@ fn member_loop(
     }
 }
 
+/// Pins the calling thread to `cpu` (best effort: a CPU the kernel refuses is ignored).
 fn pin(cpu: usize) {
-    // SAFETY: all-zeroes is the empty cpu_set_t; `cpu` < 1024; pid 0 is this thread.
-    unsafe {
-        let mut raw: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut raw);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw);
-    }
+    let _ = CpuSet::from_iter([cpu]).bind_current_thread();
 }
 
 fn barrier_loop_load3(c: &mut Criterion) {

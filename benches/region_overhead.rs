@@ -9,6 +9,12 @@
 //! outside, as a main loop calling `par_iter` on the global pool does). asat is always called
 //! from the bench's own thread, which joins the team.
 //!
+//! Before criterion's (sequential) measurements the bench prints an interleaved comparison: 15
+//! rounds, each running every variant of every case for one burst of regions, and the median
+//! time per region over the rounds. On a shared virtual machine the per-region cost moves by 2-3x
+//! between minutes (where the vCPUs land on the host), which sequential measurements mix into
+//! the ratios; the interleaved medians do not.
+//!
 //! `cargo bench --bench region_overhead`
 
 // criterion_group! generates undocumented items.
@@ -33,6 +39,36 @@ fn runtime() -> Runtime {
         .expect("runtime")
 }
 
+/// A variant of a case: runs `n` regions and returns how long they took.
+type Burst<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
+
+/// Runs every variant of `case` for a burst of regions, round after round, and prints the median
+/// time per region of each. `bursts[i]` is the number of regions per burst of variant `i` (fewer
+/// for the slow ones, so that each burst takes a few milliseconds).
+fn interleaved(case: &str, mut variants: Vec<(&str, usize, Burst<'_>)>) {
+    const ROUNDS: usize = 15;
+    let mut times = vec![Vec::with_capacity(ROUNDS); variants.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, n, run)) in variants.iter_mut().enumerate() {
+            times[i].push(run(*n).as_secs_f64() * 1e9 / *n as f64);
+        }
+    }
+    eprint!("interleaved {case} (ns per region, median of {ROUNDS} rounds):");
+    for ((name, _, _), t) in variants.iter().zip(&mut times) {
+        t.sort_by(f64::total_cmp);
+        eprint!("  {name} {:.0}", t[ROUNDS / 2]);
+    }
+    eprintln!();
+}
+
+fn timed(n: usize, mut f: impl FnMut()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed()
+}
+
 fn loops(c: &mut Criterion) {
     let rt = runtime();
     let pool = asat_peers::rayon_peer::pool(THREADS);
@@ -41,23 +77,13 @@ fn loops(c: &mut Criterion) {
     // (asat Dynamic{1}, OpenMP dynamic,1, rayon with_max_len(1)), and split statically.
     let cases: [(usize, bool); 3] = [(2, false), (64, true), (64, false)];
     for (chunks, dynamic) in cases {
-        let name = format!(
-            "parallel_for_{chunks}_chunks_{}",
-            if dynamic { "dynamic" } else { "static" }
-        );
+        let name = format!("parallel_for_{chunks}_chunks_{}", sched_name(dynamic));
         let mut g = c.benchmark_group(name);
         let sched = if dynamic {
             Schedule::dynamic(1)
         } else {
             Schedule::Static
         };
-        g.bench_function("asat_fixed", |b| {
-            b.iter(|| {
-                rt.parallel_for(0..chunks, sched, |i| {
-                    black_box(i);
-                })
-            })
-        });
         let rayon_loop = || {
             let it = (0..chunks).into_par_iter();
             if dynamic {
@@ -70,6 +96,37 @@ fn loops(c: &mut Criterion) {
                 })
             }
         };
+        let asat_loop = || {
+            rt.parallel_for(0..chunks, sched, |i| {
+                black_box(i);
+            })
+        };
+        interleaved(
+            &format!("parallel_for_{chunks}_chunks_{}", sched_name(dynamic)),
+            vec![
+                ("asat_fixed", 20_000, Box::new(|n| timed(n, asat_loop))),
+                (
+                    "rayon",
+                    20_000,
+                    Box::new(|n| pool.install(|| timed(n, rayon_loop))),
+                ),
+                (
+                    "rayon_main",
+                    500,
+                    Box::new(|n| timed(n, || pool.install(rayon_loop))),
+                ),
+                (
+                    "gomp",
+                    20_000,
+                    Box::new(|n| {
+                        let t = Instant::now();
+                        omp::parallel_for(chunks, n, dynamic);
+                        t.elapsed()
+                    }),
+                ),
+            ],
+        );
+        g.bench_function("asat_fixed", |b| b.iter(asat_loop));
         g.bench_function("rayon", |b| pool.install(|| b.iter(rayon_loop)));
         g.bench_function("rayon_main", |b| b.iter(|| pool.install(rayon_loop)));
         g.bench_function("gomp", |b| {
@@ -83,14 +140,19 @@ fn loops(c: &mut Criterion) {
     }
 }
 
+fn sched_name(dynamic: bool) -> &'static str {
+    if dynamic {
+        "dynamic"
+    } else {
+        "static"
+    }
+}
+
 fn region_barrier(c: &mut Criterion) {
     let rt = runtime();
     let pool = asat_peers::rayon_peer::pool(THREADS);
     omp::set_threads(THREADS);
     let mut g = c.benchmark_group("region_with_one_barrier");
-    g.bench_function("asat_fixed", |b| {
-        b.iter(|| rt.region(|team| team.barrier()))
-    });
     let barrier = Barrier::new(THREADS);
     let rayon_region = || {
         rayon::scope(|s| {
@@ -101,6 +163,33 @@ fn region_barrier(c: &mut Criterion) {
             }
         })
     };
+    let asat_region = || rt.region(|team| team.barrier());
+    interleaved(
+        "region_with_one_barrier",
+        vec![
+            ("asat_fixed", 20_000, Box::new(|n| timed(n, asat_region))),
+            (
+                "rayon_scope_std_barrier",
+                500,
+                Box::new(|n| pool.install(|| timed(n, rayon_region))),
+            ),
+            (
+                "rayon_main_scope_std_barrier",
+                500,
+                Box::new(|n| timed(n, || pool.install(rayon_region))),
+            ),
+            (
+                "gomp",
+                20_000,
+                Box::new(|n| {
+                    let t = Instant::now();
+                    omp::region_barrier(n);
+                    t.elapsed()
+                }),
+            ),
+        ],
+    );
+    g.bench_function("asat_fixed", |b| b.iter(asat_region));
     g.bench_function("rayon_scope_std_barrier", |b| {
         pool.install(|| b.iter(rayon_region))
     });

@@ -487,12 +487,7 @@ fn plot_trace(
         if let Some(&last) = pts.last() {
             steps.push(last);
         }
-        chart
-            .draw_series(LineSeries::new(steps, color.stroke_width(2)))?
-            .label(format!("copy {copy}"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
+        asat_peers::plot::series(&mut chart, format!("copy {copy}"), color, &steps, false)?;
     }
     chart
         .configure_series_labels()
@@ -579,13 +574,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
                 .filter(|r| &r.policy == policy)
                 .map(|r| (r.copies as f64, r.mean_job_s))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(policy.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            asat_peers::plot::series(&mut chart, policy.as_str(), color, &pts, true)?;
         }
         chart
             .configure_series_labels()

@@ -187,19 +187,9 @@ fn member_loop(
     }
 }
 
+/// Pins the calling thread to `cpu` (best effort: a CPU the kernel refuses is ignored).
 fn pin(cpu: usize) {
-    let set: CpuSet = std::iter::once(cpu).collect();
-    let raw = {
-        // SAFETY: all-zeroes is the empty cpu_set_t.
-        let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for c in set.iter() {
-            // SAFETY: c < 1024 = CPU_SETSIZE.
-            unsafe { libc::CPU_SET(c, &mut raw) };
-        }
-        raw
-    };
-    // SAFETY: `raw` is a valid cpu_set_t of the size passed; 0 is the calling thread.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw) };
+    let _ = CpuSet::from_iter([cpu]).bind_current_thread();
 }
 
 struct Cell<'a> {
@@ -634,13 +624,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
         if pts.is_empty() {
             continue;
         }
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(*m)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        asat_peers::plot::series(&mut chart, *m, color, &pts, true)?;
         let model: Vec<(f64, f64)> = sel
             .iter()
             .filter(|r| r.method == *m)
@@ -704,13 +688,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let color = colors(i + 3);
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(format!("load {l}"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        asat_peers::plot::series(&mut chart, format!("load {l}"), color, &pts, true)?;
     }
     chart
         .configure_series_labels()
@@ -754,13 +732,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
         if pts.is_empty() {
             continue;
         }
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(*m)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        asat_peers::plot::series(&mut chart, *m, color, &pts, true)?;
     }
     chart
         .configure_series_labels()

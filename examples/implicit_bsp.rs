@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use asat::gang::GangScheduler;
 use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
-use asat::Runtime;
+use asat::{CpuSet, Runtime};
 use asat_peers::procs::{self, Outcome, Watched};
 use clap::Parser;
 use plotters::prelude::*;
@@ -258,7 +258,9 @@ fn worker(args: &Args) -> Result<(), String> {
     let dist = Uniform::new_inclusive(g - v / 2.0, g + v / 2.0).map_err(|e| e.to_string())?;
     let c_units = ((args.cs_ns as f64 / 25.0) * per_ns) as u64;
     let go = Flag::new();
-    let cpus = allowed_cpus();
+    let cpus: Vec<usize> = CpuSet::of_current_thread()
+        .map(|set| set.iter().collect())
+        .unwrap_or_default();
     let wall = std::thread::scope(|s| {
         for me in 0..p {
             let (barrier, flags, go, dist) = (&barrier, &flags, &go, &dist);
@@ -267,7 +269,8 @@ fn worker(args: &Args) -> Result<(), String> {
             let cpu = (!args.no_pin && !cpus.is_empty()).then(|| cpus[me % cpus.len()]);
             s.spawn(move || {
                 if let Some(cpu) = cpu {
-                    pin(cpu);
+                    // Best effort: a pin the kernel refuses leaves the thread where it is.
+                    let _ = CpuSet::from_iter([cpu]).bind_current_thread();
                 }
                 let mut rng = StdRng::seed_from_u64(seed);
                 go.wait_at_least(1, &Block).expect("start");
@@ -307,31 +310,6 @@ fn worker(args: &Args) -> Result<(), String> {
     };
     println!("RESULT wall_s={wall} blocks={blocks} spin_successes={spins}");
     Ok(())
-}
-
-/// The CPUs this process may run on.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: all-zero is a valid (empty) cpu_set_t.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
-    {
-        return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `cpu` is below CPU_SETSIZE, the bits `set` holds.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
-}
-
-/// Pins the calling thread to `cpu` (best effort).
-fn pin(cpu: usize) {
-    // SAFETY: all-zero is a valid (empty) cpu_set_t.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` came from allowed_cpus, so it is below CPU_SETSIZE.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -884,13 +862,8 @@ fn plot(
                         .map(|r| (gi as f64, r.slowdown))
                 })
                 .collect();
-            let s = chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
-            if k == 0 {
-                s.label(strategy.as_str()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-            }
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            // Every panel names its series; only the first draws its legend (below).
+            asat_peers::plot::series(&mut chart, strategy.as_str(), color, &pts, true)?;
         }
         if k == 0 {
             chart

@@ -126,21 +126,6 @@ fn launch(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn thread_mask() -> CpuSet {
-    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    if rc != 0 {
-        return CpuSet::new();
-    }
-    // SAFETY: c < 1024 = CPU_SETSIZE.
-    (0..1024)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &raw) })
-        .collect()
-}
-
 fn spin_for(d: Duration) {
     let t = Instant::now();
     let mut x = 0u64;
@@ -182,7 +167,10 @@ fn worker(args: &Args, job: usize) -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         rt.region(|team| {
             if pin {
-                masks.lock().unwrap().push((team.index(), thread_mask()));
+                masks.lock().unwrap().push((
+                    team.index(),
+                    CpuSet::of_current_thread().unwrap_or_default(),
+                ));
             }
             spin_for(Duration::from_millis(args.work_ms) / team.size() as u32);
         });

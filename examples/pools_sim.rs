@@ -272,13 +272,7 @@ fn plot(args: &Args, points: &[Point]) -> Result<(), Box<dyn std::error::Error>>
             .iter()
             .map(|p| (p.cfg.pool_size as f64, p.summary.mean_rt))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(format!("D={d} (A={a:.1})"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        asat_peers::plot::series(&mut chart, format!("D={d} (A={a:.1})"), color, &pts, true)?;
         chart.draw_series(rows.iter().map(|p| {
             let x = p.cfg.pool_size as f64;
             PathElement::new(

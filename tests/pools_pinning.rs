@@ -6,19 +6,6 @@ use std::sync::{Arc, Mutex};
 use asat::core::{CpuSet, Runtime};
 use asat::pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
 
-fn thread_mask() -> CpuSet {
-    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    assert_eq!(rc, 0);
-    // SAFETY: c < 1024 = CPU_SETSIZE.
-    (0..1024)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &raw) })
-        .collect()
-}
-
 fn run_pinned(kind: PoolKind) {
     let topo = Topology::detect().unwrap();
     let pools = topo.pools(kind).unwrap();
@@ -37,11 +24,11 @@ fn run_pinned(kind: PoolKind) {
         .shared_policy(policy.clone())
         .build()
         .unwrap();
-    let before = thread_mask();
+    let before = CpuSet::of_current_thread().unwrap();
     for _ in 0..3 {
         let masks = Mutex::new(vec![None; n]);
         rt.region(|team| {
-            masks.lock().unwrap()[team.index()] = Some(thread_mask());
+            masks.lock().unwrap()[team.index()] = Some(CpuSet::of_current_thread().unwrap());
             team.barrier();
         });
         let last = policy.last_region().unwrap();
@@ -52,7 +39,7 @@ fn run_pinned(kind: PoolKind) {
             assert_eq!(mask.unwrap(), want, "member {m} of {last:?}");
         }
         // The caller gets its own mask back.
-        assert_eq!(thread_mask(), before);
+        assert_eq!(CpuSet::of_current_thread().unwrap(), before);
     }
 }
 

@@ -94,24 +94,11 @@ fn xml_round_trip_of_a_synthetic_topology() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn thread_mask() -> CpuSet {
-    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    assert_eq!(rc, 0);
-    // SAFETY: c < 1024 = CPU_SETSIZE.
-    (0..1024)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &raw) })
-        .collect()
-}
-
 #[test]
 fn detected_topology_uses_the_affinity_mask() {
     let t = Topology::detect().unwrap();
     assert!(t.is_this_system());
-    assert_eq!(t.usable_cpus(), thread_mask());
+    assert_eq!(t.usable_cpus(), CpuSet::of_current_thread().unwrap());
     // Whatever the machine's NUMA layout, the NUMA pools cover exactly the usable CPUs.
     let pools = t.pools(PoolKind::Numa).unwrap();
     assert_eq!(pools.all_cpus(), t.usable_cpus());

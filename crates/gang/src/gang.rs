@@ -8,7 +8,7 @@ use std::sync::Arc;
 use asat_core::CpuSet;
 
 use crate::switch::{self, Shared};
-use crate::{sys, Error, GangId};
+use crate::{Error, GangId};
 
 /// A gang of threads placed in one slot of a [`GangScheduler`](crate::GangScheduler)'s matrix,
 /// one member per column. Its members run together, and only while their slot runs.
@@ -109,12 +109,13 @@ impl Gang {
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
-        let old = sys::affinity().ok();
+        let old = CpuSet::of_current_thread().ok();
         let cpu: CpuSet = std::iter::once(self.shared.cpus[col]).collect();
-        sys::set_affinity(&cpu).map_err(|e| Error::os("pinning a gang thread", e))?;
+        cpu.bind_current_thread()
+            .map_err(|e| Error::os("pinning a gang thread", e))?;
         if let Err(e) = switch::join(&self.shared, self.slot, col, member) {
             if let Some(old) = old {
-                let _ = sys::set_affinity(&old);
+                let _ = old.bind_current_thread();
             }
             return Err(e);
         }
@@ -190,7 +191,7 @@ impl Drop for Member<'_> {
         switch::leave();
         if let Some(old) = &self.old_mask {
             // Best effort: the old mask was valid when read.
-            let _ = sys::set_affinity(old);
+            let _ = old.bind_current_thread();
         }
     }
 }

@@ -154,7 +154,8 @@ impl GangSchedulerBuilder {
                 ),
             )
         })?;
-        let allowed = sys::affinity().map_err(|e| Error::os("reading the CPU affinity", e))?;
+        let allowed =
+            CpuSet::of_current_thread().map_err(|e| Error::os("reading the CPU affinity", e))?;
         let cpus = match self.cpus {
             Some(c) => {
                 if c.is_empty() {

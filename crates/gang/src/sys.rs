@@ -1,13 +1,12 @@
-//! The unsafe edge of the crate: futexes, the clock, signals, thread ids, CPU affinity, and the
-//! thread-local binding the signal handler reads. Everything here that the signal handler calls
-//! ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`], [`binding`]) is async-signal-safe:
-//! plain system calls and reads of thread-local words that need no lazy initialization.
+//! The unsafe edge of the crate: futexes, the clock, signals, thread ids, and the thread-local
+//! binding the signal handler reads (CPU affinity goes through `asat_core::CpuSet`). Everything
+//! here that the signal handler calls ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`],
+//! [`binding`]) is async-signal-safe: plain system calls and reads of thread-local words that
+//! need no lazy initialization.
 
 use std::cell::Cell;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
-
-use asat_core::CpuSet;
 
 use crate::switch::Shared;
 
@@ -192,43 +191,6 @@ impl Drop for SignalBlock {
         // SAFETY: `old` was filled by pthread_sigmask in `new`.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
     }
-}
-
-fn to_libc(set: &CpuSet) -> libc::cpu_set_t {
-    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is the empty set.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for cpu in set.iter() {
-        // SAFETY: CpuSet::CAPACITY equals CPU_SETSIZE (1024), so `cpu` is in range of `raw`.
-        unsafe { libc::CPU_SET(cpu, &mut raw) };
-    }
-    raw
-}
-
-/// The calling thread's affinity mask.
-pub(crate) fn affinity() -> std::io::Result<CpuSet> {
-    // SAFETY: all-zeroes is a valid cpu_set_t.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `cpu` < CAPACITY = CPU_SETSIZE, in range of `raw`.
-    Ok((0..CpuSet::CAPACITY)
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &raw) })
-        .collect())
-}
-
-/// Restricts the calling thread to `set`.
-pub(crate) fn set_affinity(set: &CpuSet) -> std::io::Result<()> {
-    let raw = to_libc(set);
-    // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Which cell of which scheduler the calling thread is bound to.

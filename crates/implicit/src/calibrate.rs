@@ -18,6 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use asat_core::CpuSet;
+
 use crate::Error;
 
 /// The environment variable that overrides the measured context-switch cost, in microseconds.
@@ -124,7 +126,9 @@ pub fn measure() -> Calibration {
 /// that a machine with one free CPU still finishes). `None` when not a
 /// single round trip finished (the helper could not start).
 fn ping_pong(spin: bool, rounds: usize, budget: Duration) -> Option<Duration> {
-    let mut cpus = crate::sys::allowed_cpus();
+    let mut cpus: Vec<usize> = CpuSet::of_current_thread()
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
     if cpus.len() < 2 {
         // The calling thread may be pinned to one CPU: try the machine's (a pin the kernel
         // refuses leaves that thread where it is).
@@ -140,7 +144,8 @@ fn ping_pong(spin: bool, rounds: usize, budget: Duration) -> Option<Duration> {
         .name("asat-calibrate".into())
         .spawn(move || {
             if let Some((a, _)) = pins {
-                crate::sys::pin_current(a);
+                // Best effort: a pin the kernel refuses leaves the thread where it is.
+                let _ = CpuSet::from_iter([a]).bind_current_thread();
             }
             ping_pong_on(spin, rounds, budget, pins.map(|p| p.1))
         })
@@ -165,7 +170,7 @@ fn ping_pong_on(
             .name("asat-calibrate".into())
             .spawn(move || {
                 if let Some(cpu) = helper_cpu {
-                    crate::sys::pin_current(cpu);
+                    let _ = CpuSet::from_iter([cpu]).bind_current_thread();
                 }
                 let mut seen = 0;
                 loop {

@@ -1,11 +1,13 @@
 //! Peers that asat is measured against, kept out of the published crates: the Jacobi kernel
 //! asat's examples and benches run, the same kernel as C OpenMP code built with gcc
 //! `-fopenmp`, a rayon variant, co-located CPU load ([`load::CpuHogs`]), the watching of
-//! child processes ([`procs`]), and a pure spin barrier ([`spin::SpinBarrier`]).
+//! child processes ([`procs`]), a pure spin barrier ([`spin::SpinBarrier`]), and the one piece
+//! of plotting the examples share ([`plot::series`]).
 
 pub mod kernel;
 pub mod load;
 pub mod omp;
+pub mod plot;
 pub mod procs;
 pub mod rayon_peer;
 pub mod spin;

@@ -36,7 +36,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use asat_core::{MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, RuntimeInfo};
+use asat_core::{
+    CpuSet, MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, RuntimeInfo,
+};
 
 use crate::placement::{home_pool, place, Params};
 use crate::{Error, LoadTable, Pools, SharedTable};
@@ -207,7 +209,7 @@ impl PoolPolicyBuilder {
             if !self.pools.is_this_system() {
                 return Err(Error::not_this_system());
             }
-            if let Ok(mask) = crate::sys::thread_affinity() {
+            if let Ok(mask) = CpuSet::of_current_thread() {
                 let all = self.pools.all_cpus();
                 if all.intersection(&mask) != all {
                     return Err(Error::policy(format!(

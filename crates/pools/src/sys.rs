@@ -1,6 +1,6 @@
 //! The system calls of asat-pools (Linux): the shared-memory mapping of the load table, its
-//! per-slot locks, the user id, and the calling thread's CPU affinity. All `unsafe` of the
-//! crate lives here.
+//! per-slot locks, and the user id. All `unsafe` of the crate lives here (the calling thread's
+//! CPU affinity comes from `asat_core::CpuSet`, which keeps its own).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -8,28 +8,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-
-use asat_core::CpuSet;
-
-/// The calling thread's CPU affinity mask.
-pub(crate) fn thread_affinity() -> io::Result<CpuSet> {
-    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is the empty set.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut set = CpuSet::new();
-    for cpu in 0..CpuSet::CAPACITY {
-        // SAFETY: CpuSet::CAPACITY equals CPU_SETSIZE (1024), so `cpu` is in range of `raw`.
-        if unsafe { libc::CPU_ISSET(cpu, &raw) } {
-            set.insert(cpu);
-        }
-    }
-    Ok(set)
-}
 
 /// The real user id of the process.
 pub(crate) fn uid() -> u32 {

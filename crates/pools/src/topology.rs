@@ -126,7 +126,7 @@ impl Topology {
             let allowed = to_cpuset(&inner.allowed_cpuset());
             let mask = match inner.cpu_binding(CpuBindingFlags::PROCESS) {
                 Ok(b) => to_cpuset(&b),
-                Err(_) => crate::sys::thread_affinity().unwrap_or(allowed),
+                Err(_) => CpuSet::of_current_thread().unwrap_or(allowed),
             };
             all.intersection(&allowed).intersection(&mask)
         } else {
