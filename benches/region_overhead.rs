@@ -10,8 +10,9 @@
 //! from the bench's own thread, which joins the team.
 //!
 //! Before criterion's (sequential) measurements the bench prints an interleaved comparison: 15
-//! rounds, each running every variant of every case for one burst of regions, and the median
-//! time per region over the rounds. On a shared virtual machine the per-region cost moves by 2-3x
+//! rounds, each running every variant of every case for one burst of regions (with a 30 ms
+//! pause after each burst, so that no variant's threads are still spinning when the next one
+//! starts), and the median time per region over the rounds. On a shared virtual machine the per-region cost moves by 2-3x
 //! between minutes (where the vCPUs land on the host), which sequential measurements mix into
 //! the ratios; the interleaved medians do not.
 //!
@@ -47,10 +48,14 @@ type Burst<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
 /// for the slow ones, so that each burst takes a few milliseconds).
 fn interleaved(case: &str, mut variants: Vec<(&str, usize, Burst<'_>)>) {
     const ROUNDS: usize = 15;
+    const SETTLE: Duration = Duration::from_millis(30);
     let mut times = vec![Vec::with_capacity(ROUNDS); variants.len()];
     for _ in 0..ROUNDS {
         for (i, (_, n, run)) in variants.iter_mut().enumerate() {
             times[i].push(run(*n).as_secs_f64() * 1e9 / *n as f64);
+            // Let the threads of the variant just run go idle: libgomp's spin for a few
+            // milliseconds after a region and would take a CPU from the next variant.
+            std::thread::sleep(SETTLE);
         }
     }
     eprint!("interleaved {case} (ns per region, median of {ROUNDS} rounds):");
