@@ -74,6 +74,42 @@ fn timed(n: usize, mut f: impl FnMut()) -> Duration {
     t.elapsed()
 }
 
+/// The four variants of a case: asat (`asat`, called from this thread), rayon from inside its
+/// pool and from this thread (`rayon`), and libgomp (`gomp(n)` runs `n` regions in C).
+fn peers<'a>(
+    names: [&'a str; 4],
+    bursts: [usize; 4],
+    pool: &'a rayon::ThreadPool,
+    asat: impl Fn() + 'a,
+    rayon: impl Fn() + Send + Sync + 'a,
+    gomp: impl Fn(usize) + 'a,
+) -> Vec<(&'a str, usize, Burst<'a>)> {
+    let rayon = std::sync::Arc::new(rayon);
+    let inside = std::sync::Arc::clone(&rayon);
+    vec![
+        (names[0], bursts[0], Box::new(move |n| timed(n, &asat))),
+        (
+            names[1],
+            bursts[1],
+            Box::new(move |n| pool.install(|| timed(n, &*inside))),
+        ),
+        (
+            names[2],
+            bursts[2],
+            Box::new(move |n| timed(n, || pool.install(&*rayon))),
+        ),
+        (
+            names[3],
+            bursts[3],
+            Box::new(move |n| {
+                let t = Instant::now();
+                gomp(n);
+                t.elapsed()
+            }),
+        ),
+    ]
+}
+
 fn loops(c: &mut Criterion) {
     let rt = runtime();
     let pool = asat_peers::rayon_peer::pool(THREADS);
@@ -108,28 +144,14 @@ fn loops(c: &mut Criterion) {
         };
         interleaved(
             &format!("parallel_for_{chunks}_chunks_{}", sched_name(dynamic)),
-            vec![
-                ("asat_fixed", 20_000, Box::new(|n| timed(n, asat_loop))),
-                (
-                    "rayon",
-                    20_000,
-                    Box::new(|n| pool.install(|| timed(n, rayon_loop))),
-                ),
-                (
-                    "rayon_main",
-                    500,
-                    Box::new(|n| timed(n, || pool.install(rayon_loop))),
-                ),
-                (
-                    "gomp",
-                    20_000,
-                    Box::new(|n| {
-                        let t = Instant::now();
-                        omp::parallel_for(chunks, n, dynamic);
-                        t.elapsed()
-                    }),
-                ),
-            ],
+            peers(
+                ["asat_fixed", "rayon", "rayon_main", "gomp"],
+                [20_000, 20_000, 500, 20_000],
+                &pool,
+                asat_loop,
+                rayon_loop,
+                |n| omp::parallel_for(chunks, n, dynamic),
+            ),
         );
         g.bench_function("asat_fixed", |b| b.iter(asat_loop));
         g.bench_function("rayon", |b| pool.install(|| b.iter(rayon_loop)));
@@ -171,28 +193,19 @@ fn region_barrier(c: &mut Criterion) {
     let asat_region = || rt.region(|team| team.barrier());
     interleaved(
         "region_with_one_barrier",
-        vec![
-            ("asat_fixed", 20_000, Box::new(|n| timed(n, asat_region))),
-            (
+        peers(
+            [
+                "asat_fixed",
                 "rayon_scope_std_barrier",
-                500,
-                Box::new(|n| pool.install(|| timed(n, rayon_region))),
-            ),
-            (
                 "rayon_main_scope_std_barrier",
-                500,
-                Box::new(|n| timed(n, || pool.install(rayon_region))),
-            ),
-            (
                 "gomp",
-                20_000,
-                Box::new(|n| {
-                    let t = Instant::now();
-                    omp::region_barrier(n);
-                    t.elapsed()
-                }),
-            ),
-        ],
+            ],
+            [20_000, 500, 500, 20_000],
+            &pool,
+            asat_region,
+            rayon_region,
+            omp::region_barrier,
+        ),
     );
     g.bench_function("asat_fixed", |b| b.iter(asat_region));
     g.bench_function("rayon_scope_std_barrier", |b| {
