@@ -10,6 +10,11 @@
 //! Each job repeats a 1-D Jacobi sweep (`b[i] = (a[i-1] + a[i] + a[i+1]) / 3`, then swap) over
 //! `grain` elements, one parallel loop per sweep, until it has done `--total` element updates.
 //! Writes `DIR/compare.csv`, `DIR/compare.svg` and prints the table.
+//!
+//! Within a grain the cells run side by side: one copies count at a time, repetition by
+//! repetition, the policies one after another. The policies compared at one copies count thus
+//! ran minutes apart and after the same load (on a shared host a 2-thread job's speed moves by
+//! 1.4x between minutes), and `--reps` spreads each cell's repetitions over the run.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -369,11 +374,15 @@ fn run(args: &Args) -> Result<(), String> {
             "grain {grain}: {sweeps} sweeps per job ({:.2e} element updates), {threads} threads per job",
             sweeps as f64 * (grain - 2) as f64
         );
-        for policy in &args.policies {
-            for &copies in &args.copies {
-                let mut means = Vec::new();
-                let mut all = Vec::new();
-                for _ in 0..args.reps {
+        // Side by side: one copies count at a time, repetition by repetition, the policies one
+        // after another, so that the cells compared in a column ran minutes apart, after the
+        // same load, and a slow phase of a shared host hits every policy's repetitions alike.
+        let cell = |p: usize, c: usize| p * args.copies.len() + c;
+        let mut acc: Vec<(Vec<f64>, Vec<CopyResult>)> =
+            vec![(Vec::new(), Vec::new()); args.policies.len() * args.copies.len()];
+        for (c, &copies) in args.copies.iter().enumerate() {
+            for _ in 0..args.reps {
+                for (p, policy) in args.policies.iter().enumerate() {
                     done += 1;
                     let res = run_cell(args, policy, grain, sweeps, copies, threads)?;
                     let mean = res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64;
@@ -382,12 +391,18 @@ fn run(args: &Args) -> Result<(), String> {
                         if res.iter().any(|r| r.timed_out) { "  TIMED OUT" } else { "" },
                         overall.elapsed().as_secs_f64()
                     );
-                    means.push(mean);
                     if args.trace && policy == "asat" {
                         write_trace(args, grain, copies, &res)?;
                     }
+                    let (means, all) = &mut acc[cell(p, c)];
+                    means.push(mean);
                     all.extend(res);
                 }
+            }
+        }
+        for (p, policy) in args.policies.iter().enumerate() {
+            for (c, &copies) in args.copies.iter().enumerate() {
+                let (means, all) = std::mem::take(&mut acc[cell(p, c)]);
                 let jw: Vec<f64> = all.iter().filter_map(|r| r.join_wait_pct).collect();
                 let pp: Vec<f64> = all.iter().filter_map(|r| r.probe_pct).collect();
                 rows.push(Row {
