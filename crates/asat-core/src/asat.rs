@@ -436,6 +436,8 @@ impl AsatLogic {
         };
         if self.threads > self.bound {
             self.threads = self.bound;
+            // A clamp ends any probation: the team is no longer the one that grew.
+            self.probation = false;
             eval.threads_after = self.threads;
             eval.decision = Decision::Clamp;
             self.restart_samples();
