@@ -370,8 +370,8 @@ fn cpu_seconds(who: libc::c_int) -> f64 {
 /// This is the blocking cost of the model's eq. 12, `(n - 1)/n alpha tau_cs` per thread and
 /// iteration: the model charges blocking as processor time that the `l` gangs share, not as
 /// wake-up latency, which on a loaded machine the other gangs' work overlaps. (Measured with a
-/// compute-bound thread beside each member instead, the cost came out higher, 8.5-9.8 us
-/// against 6.4-7.5 us here, and the model further from the load-3 data.)
+/// compute-bound thread beside each member instead, the cost came out higher, 8.5-9.8 us, and
+/// the model further from the load-3 data.)
 fn block_barrier_cpu_us(cpus: &[usize], n: usize) -> f64 {
     let mut runs: Vec<f64> = (0..5).map(|_| block_barrier_cpu_once(cpus, n)).collect();
     runs.sort_by(f64::total_cmp);
