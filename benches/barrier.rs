@@ -237,11 +237,7 @@ fn interleaved_latency(cpus: &[usize]) {
             times[i].push(p.burst());
         }
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    };
-    let medians: Vec<f64> = times.iter_mut().map(med).collect();
+    let medians: Vec<f64> = times.into_iter().map(asat_peers::stats::median).collect();
     let spin = medians[3];
     let cal = asat::implicit::calibration();
     eprintln!(

@@ -59,9 +59,8 @@ fn interleaved(case: &str, mut variants: Vec<(&str, usize, Burst<'_>)>) {
         }
     }
     eprint!("interleaved {case} (ns per region, median of {ROUNDS} rounds):");
-    for ((name, _, _), t) in variants.iter().zip(&mut times) {
-        t.sort_by(f64::total_cmp);
-        eprint!("  {name} {:.0}", t[ROUNDS / 2]);
+    for ((name, _, _), t) in variants.iter().zip(times) {
+        eprint!("  {name} {:.0}", asat_peers::stats::median(t));
     }
     eprintln!();
 }

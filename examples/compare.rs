@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use asat::{Runtime, Schedule};
 use asat_peers::procs::{self, Outcome, Watched};
+use asat_peers::stats::median;
 use asat_peers::{kernel, load::CpuHogs, omp, rayon_peer};
 use clap::Parser;
 use plotters::prelude::*;
@@ -318,18 +319,6 @@ struct Row {
     timed_out: bool,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Sweeps for a job of about `total` element updates at this grain (or ~2 s on one thread).
 fn sweeps_for(args: &Args, grain: usize, threads: usize) -> Result<usize, String> {
     let per_sweep = grain.saturating_sub(2).max(1) as f64;
@@ -504,11 +493,7 @@ fn plot_trace(
         }
         asat_peers::plot::series(&mut chart, format!("copy {copy}"), color, &steps, false)?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
+    asat_peers::plot::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
     root.present()?;
     Ok(())
 }
@@ -591,11 +576,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
                 .collect();
             asat_peers::plot::series(&mut chart, policy.as_str(), color, &pts, true)?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()?;
+        asat_peers::plot::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
     }
     root.present()?;
     Ok(())

@@ -647,11 +647,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
                 });
         }
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
+    asat_peers::plot::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
 
     // Figure 6: os-block / gang-spin against grain, per load.
     let mut loads = args.load.clone();
@@ -698,11 +694,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
         let color = colors(i + 3);
         asat_peers::plot::series(&mut chart, format!("load {l}"), color, &pts, true)?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
+    asat_peers::plot::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
 
     // Figure 8: time per iteration against load at the finest grain.
     let g0 = gmin;
@@ -742,11 +734,7 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
         }
         asat_peers::plot::series(&mut chart, *m, color, &pts, true)?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
+    asat_peers::plot::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
     root.present()?;
     Ok(())
 }

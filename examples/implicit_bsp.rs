@@ -43,6 +43,7 @@ use asat::gang::GangScheduler;
 use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
 use asat::{CpuSet, Runtime};
 use asat_peers::procs::{self, Outcome, Watched};
+use asat_peers::stats::median;
 use clap::Parser;
 use plotters::prelude::*;
 use rand::rngs::StdRng;
@@ -578,18 +579,6 @@ fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// One row of the table.
 #[derive(Clone, Debug)]
 struct Row {
@@ -866,12 +855,7 @@ fn plot(
             asat_peers::plot::series(&mut chart, strategy.as_str(), color, &pts, true)?;
         }
         if k == 0 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.8))
-                .draw()?;
+            asat_peers::plot::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
     }
     root.present()?;

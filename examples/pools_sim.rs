@@ -293,12 +293,7 @@ fn plot(args: &Args, points: &[Point]) -> Result<(), Box<dyn std::error::Error>>
                 });
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
+    asat_peers::plot::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present()?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! asat's examples and benches run, the same kernel as C OpenMP code built with gcc
 //! `-fopenmp`, a rayon variant, co-located CPU load ([`load::CpuHogs`]), the watching of
 //! child processes ([`procs`]), a pure spin barrier ([`spin::SpinBarrier`]), and the one piece
-//! of plotting the examples share ([`plot::series`]).
+//! of plotting the examples share ([`plot::series`], [`plot::legend`]), and [`stats::median`].
 
 pub mod kernel;
 pub mod load;
@@ -11,3 +11,4 @@ pub mod plot;
 pub mod procs;
 pub mod rayon_peer;
 pub mod spin;
+pub mod stats;

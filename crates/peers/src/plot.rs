@@ -49,3 +49,21 @@ where
     }
     Ok(())
 }
+
+/// Draws the legend of `chart` at `position`, in the style every example uses (black border,
+/// translucent white background). Call it once all series are in.
+pub fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+}
