@@ -266,9 +266,9 @@ impl Runtime {
         }
         let inner = &*self.inner;
         let mut ctl = inner.region_lock.lock();
-        let team = self.decide(&mut ctl);
+        let (team, started) = self.decide(&mut ctl);
         let team = self.ensure_workers(&mut ctl, team);
-        let panic = self.execute(&mut ctl, team, f, shape);
+        let panic = self.execute(&mut ctl, team, f, shape, started);
         drop(ctl);
         if let Some(p) = panic {
             resume_unwind(p);
@@ -381,8 +381,9 @@ unsafe impl<T: Send> Sync for SlicePtr<T> {}
 
 impl Runtime {
     /// Asks the policy for the team of the region about to start, running the probes it asks
-    /// for. Called with the region lock held.
-    fn decide(&self, ctl: &mut Control) -> usize {
+    /// for. Called with the region lock held. Returns the team size and the instant of the
+    /// decision, which is the region's start (one clock read serves both).
+    fn decide(&self, ctl: &mut Control) -> (usize, Instant) {
         let inner = &*self.inner;
         let mut start = RegionStart {
             seq: ctl.seq,
@@ -394,14 +395,16 @@ impl Runtime {
         };
         loop {
             match inner.policy.plan(&start) {
-                Plan::Run { threads } => return threads.clamp(1, inner.max_threads),
+                Plan::Run { threads } => {
+                    return (threads.clamp(1, inner.max_threads), start.now);
+                }
                 Plan::Probe {
                     threads,
                     give_up_after,
                 } => {
                     let threads = threads.clamp(1, inner.max_threads);
                     if start.probes_left == 0 {
-                        return threads;
+                        return (threads, start.now);
                     }
                     start.probes_left -= 1;
                     start.probe = Some(self.probe(ctl, threads, give_up_after));
@@ -468,7 +471,7 @@ impl Runtime {
             st.probe_enter[m].store(u64::MAX, Ordering::Relaxed);
             st.probe_leave[m].store(0, Ordering::Relaxed);
         }
-        let panic = self.execute(ctl, n, &body, Shape::Probe);
+        let panic = self.execute(ctl, n, &body, Shape::Probe, began);
         debug_assert!(panic.is_none(), "the probe body does not panic");
         let first_in = st.probe_enter[..n]
             .iter()
@@ -496,22 +499,26 @@ impl Runtime {
         }
     }
 
-    /// Runs `body` on a team of `size` (workers already started). Returns the first panic
-    /// payload of the team. Probes do not go into the stats nor to `region_end`.
+    /// Runs `body` on a team of `size` (workers already started), counting the region's wall
+    /// time from `started`. Returns the first panic payload of the team. Probes do not go into
+    /// the stats nor to `region_end`.
+    ///
+    /// The starting thread reads the clock once more at the end (twice more with timing: its
+    /// own arrival too); these reads sit on every region's critical path.
     fn execute<F: Fn(&Team<'_>) + Sync>(
         &self,
         ctl: &mut Control,
         size: usize,
         body: &F,
         shape: Shape,
+        started: Instant,
     ) -> Option<Box<dyn std::any::Any + Send>> {
         let counted = shape != Shape::Probe;
         let inner = &*self.inner;
         let st = &inner.region;
         let job = JobRef::new(body);
         let timing = inner.timing && counted;
-        st.reset(timing);
-        let started = Instant::now();
+        st.reset(timing.then_some(started));
         let workers = &inner.mailboxes[1..size];
         for mb in workers {
             mb.job
@@ -519,7 +526,7 @@ impl Runtime {
             mb.size.store(size, Ordering::Relaxed);
             mb.region.store(ctl.seq, Ordering::Relaxed);
             mb.timing.store(timing, Ordering::Relaxed);
-            mb.post();
+            mb.post(shape != Shape::Spmd);
         }
         let me = ThreadHandle::current();
         let work = Work {
@@ -555,8 +562,9 @@ impl Runtime {
         {
             st.blocks.fetch_add(1, Ordering::Relaxed);
         }
-        let departure_ns = if timing { st.since_start_ns() } else { 0 };
-        let wall = started.elapsed();
+        let ended = Instant::now();
+        let wall = ended.saturating_duration_since(started);
+        let departure_ns = wall.as_nanos() as u64;
         let panic = st.panic.lock().take();
         if !counted {
             return panic;
@@ -582,12 +590,14 @@ impl Runtime {
         };
         let arrivals: Vec<u64>;
         if timing {
+            let start_ns = st.ns_at(started);
             arrivals = std::iter::once(arrival0)
                 .chain(
                     workers
                         .iter()
                         .map(|mb| mb.arrival_ns.load(Ordering::Relaxed)),
                 )
+                .map(|a| a.saturating_sub(start_ns))
                 .collect();
             let release_ns = arrivals.iter().copied().max().unwrap_or(0);
             let deps = &mut ctl.departures[..size];
@@ -653,10 +663,12 @@ enum Shape {
     Probe,
 }
 
-/// Phases of a mailbox's `state` (low two bits; the post's token is above them).
+/// Phases of a mailbox's `state` (low two bits; then [`REVOCABLE`]; the post's token is above).
 const POSTED: u64 = 1;
 const RUNNING: u64 = 2;
 const FINISHED: u64 = 3;
+/// Set in a post the starting thread may revoke (loops and probes, not SPMD regions).
+const REVOCABLE: u64 = 4;
 
 /// A worker's mailbox: the region it is to join, on one cache line with the event it waits
 /// on and the word that says who runs it.
@@ -665,7 +677,9 @@ const FINISHED: u64 = 3;
 /// `FINISHED` (the worker is done with it), or `POSTED` -> `FINISHED` directly when the starting
 /// thread revokes it (CAS) to run the member itself. Whoever wins the CAS runs the member; the
 /// starting thread does not post again before the state is `FINISHED`, so a worker that loses
-/// the race never touches that region.
+/// the race never touches that region. A post without [`REVOCABLE`] (an SPMD region) is never
+/// revoked, so its worker takes it without the CAS, which would cost one more transfer of the
+/// line between CPUs before the member starts.
 #[derive(Debug, Default)]
 struct Mailbox {
     /// Moves once per post (and once at shutdown); the futex an idle worker sleeps on.
@@ -675,16 +689,19 @@ struct Mailbox {
     size: AtomicUsize,
     region: AtomicU64,
     timing: AtomicBool,
-    /// Join arrival of the last region, ns since its start (when timing).
+    /// Join arrival of the last region, ns since the runtime's epoch (when timing; the worker
+    /// does not read the region's start, which the starting thread has just written).
     arrival_ns: AtomicU64,
 }
 
 impl Mailbox {
     /// Posts the region written into the mailbox and wakes the worker.
     #[inline]
-    fn post(&self) {
+    fn post(&self, revocable: bool) {
         let token = u64::from(self.event.current().wrapping_add(1));
-        self.state.store(token << 2 | POSTED, Ordering::Release);
+        let flag = if revocable { REVOCABLE } else { 0 };
+        self.state
+            .store(token << 3 | flag | POSTED, Ordering::Release);
         self.event.notify();
     }
 
@@ -694,15 +711,16 @@ impl Mailbox {
     fn claim(&self) -> Option<u64> {
         let s = self.state.load(Ordering::Acquire);
         (s & 3 == POSTED
-            && self
-                .state
-                .compare_exchange(
-                    s,
-                    s ^ POSTED ^ RUNNING,
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                )
-                .is_ok())
+            && (s & REVOCABLE == 0
+                || self
+                    .state
+                    .compare_exchange(
+                        s,
+                        s ^ POSTED ^ RUNNING,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()))
         .then_some(s)
     }
 
@@ -786,7 +804,7 @@ impl Inner {
     }
 
     /// One member's part of a region: placement, body. Returns the arrival time at the join
-    /// (ns since the region start, when timing; else 0).
+    /// (ns since the runtime's epoch, when timing; else 0).
     fn run_member(&self, member: usize, thread: ThreadHandle, work: &Work<'_>, place: bool) -> u64 {
         let Work {
             job,
@@ -823,7 +841,7 @@ impl Inner {
             PINNED.set(None);
         }
         if timing {
-            st.since_start_ns()
+            st.now_ns()
         } else {
             0
         }

@@ -2,13 +2,18 @@
 //!
 //! # Team barrier
 //!
-//! A centralized barrier: a member reads the barrier event's sequence, then increments the
-//! arrival count (`AcqRel`). The member that brings the count to the team size resets it to 0,
-//! runs the barrier's completion action (resetting the work-sharing counter at the end of a
-//! work-shared loop; handing the arrival times to the wait strategy), and notifies the event,
-//! which releases the others. Because every member read the sequence before arriving, and the
-//! reset happens before the notify, a member that hurries on to the next barrier always counts
-//! into the fresh count.
+//! A centralized barrier on one word, the barrier event's sequence: the arrival count in its
+//! low 16 bits, a poison flag, and the generation above. A member arrives by adding 1
+//! (`AcqRel`), which also tells it the generation it waits to see pass. The member that brings
+//! the count to the team size runs the barrier's completion action (resetting the
+//! work-sharing counter at the end of a work-shared loop; handing the arrival times to the wait
+//! strategy), then, in one more addition, resets the count to 0 and moves the generation on,
+//! and wakes the sleepers: that releases the others. A member that hurries on to the next
+//! barrier therefore always counts into the fresh count.
+//!
+//! Arrival and release touch one cache line, which the waiters read: the last arrival costs
+//! one transfer of it to the arriving CPU and one back to each waiter, the least a centralized
+//! barrier can cost.
 //!
 //! # Panics and poisoning
 //!
@@ -32,6 +37,16 @@ use crate::schedule::{static_chunk, take_chunk};
 use crate::wait::{Event, WaitInfo, WaitSite};
 use crate::{MemberInfo, Policy, Schedule, ThreadHandle, WaitStrategy};
 
+/// Bits of the barrier word that count the members arrived (the team size is at most 4096).
+const ARRIVALS: u32 = 0xffff;
+/// The barrier word's poison flag: set when a member panicked.
+const POISON: u32 = 1 << 16;
+/// One generation of the barrier word; the generation wraps around in the bits above.
+const GENERATION_ONE: u32 = 1 << 17;
+/// Bits of the barrier word that hold the generation.
+const GENERATION: u32 = !(ARRIVALS | POISON);
+const _: () = assert!(crate::error::MAX_THREADS_LIMIT < ARRIVALS as usize);
+
 /// The payload a member unwinds with when the region was poisoned by another member's panic.
 pub(crate) struct TeamAborted;
 
@@ -40,10 +55,12 @@ pub(crate) struct TeamAborted;
 /// worker is in a region.
 #[derive(Debug)]
 pub(crate) struct RegionState {
-    /// Region start, in nanoseconds since the runtime's epoch.
-    pub(crate) start_ns: AtomicU64,
-    arrived: CachePadded<AtomicUsize>,
-    barrier_event: CachePadded<Event>,
+    /// Region start, in nanoseconds since the runtime's epoch (with timing). On a line of its
+    /// own: the starting thread writes it at every region start, and members read it only for
+    /// barrier arrival times, so the words they read on every region stay in their caches.
+    start_ns: CachePadded<AtomicU64>,
+    /// The barrier word (see the module docs).
+    barrier: CachePadded<Event>,
     ws_next: CachePadded<AtomicUsize>,
     pub(crate) poisoned: AtomicBool,
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
@@ -62,9 +79,8 @@ fn zeros(n: usize) -> Box<[AtomicU64]> {
 impl RegionState {
     pub(crate) fn new(max_threads: usize, epoch: Instant) -> Self {
         Self {
-            start_ns: AtomicU64::new(0),
-            arrived: CachePadded::new(AtomicUsize::new(0)),
-            barrier_event: CachePadded::new(Event::default()),
+            start_ns: CachePadded::new(AtomicU64::new(0)),
+            barrier: CachePadded::new(Event::default()),
             ws_next: CachePadded::new(AtomicUsize::new(0)),
             poisoned: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -80,10 +96,8 @@ impl RegionState {
     /// region; the mailbox notifications that follow publish it. Words the protocol leaves at
     /// their initial value are only written when a panic or a loop without a closing barrier
     /// left them dirty, so that a region start does not pull cache lines away from workers.
-    pub(crate) fn reset(&self, timing: bool) {
-        if self.arrived.load(Ordering::Relaxed) != 0 {
-            self.arrived.store(0, Ordering::Relaxed);
-        }
+    pub(crate) fn reset(&self, timed_start: Option<Instant>) {
+        self.barrier.retain(GENERATION);
         if self.ws_next.load(Ordering::Relaxed) != 0 {
             self.ws_next.store(0, Ordering::Relaxed);
         }
@@ -93,8 +107,8 @@ impl RegionState {
         if self.blocks.load(Ordering::Relaxed) != 0 {
             self.blocks.store(0, Ordering::Relaxed);
         }
-        if timing {
-            self.start_ns.store(self.now_ns(), Ordering::Relaxed);
+        if let Some(t) = timed_start {
+            self.start_ns.store(self.ns_at(t), Ordering::Relaxed);
         }
     }
 
@@ -107,7 +121,7 @@ impl RegionState {
     /// a probe that were revoked before their worker started them. Must be called by a member
     /// that has not arrived yet (it arrives after), so the last arrival still releases.
     pub(crate) fn arrive_for(&self, k: usize) {
-        self.arrived.fetch_add(k, Ordering::AcqRel);
+        self.barrier.add(k as u32);
     }
 
     /// Nanoseconds since the region started.
@@ -115,6 +129,12 @@ impl RegionState {
     pub(crate) fn since_start_ns(&self) -> u64 {
         self.now_ns()
             .saturating_sub(self.start_ns.load(Ordering::Relaxed))
+    }
+
+    /// `t` in nanoseconds since the runtime's epoch.
+    #[inline]
+    pub(crate) fn ns_at(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64
     }
 
     /// Records a panic of a member and releases everyone waiting at a barrier.
@@ -126,7 +146,7 @@ impl RegionState {
             }
         }
         self.poisoned.store(true, Ordering::Release);
-        self.barrier_event.notify();
+        self.barrier.set_notify(POISON);
     }
 
     #[inline]
@@ -224,7 +244,6 @@ impl<'a> Team<'a> {
             return;
         }
         self.safe_point();
-        let seen = st.barrier_event.current();
         let wants = self.wait.wants_arrivals();
         if wants {
             st.barrier_arrivals[self.member].store(st.since_start_ns(), Ordering::Relaxed);
@@ -234,8 +253,10 @@ impl<'a> Team<'a> {
             member: self.member,
             team_size: self.size,
         };
-        if st.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.size {
-            st.arrived.store(0, Ordering::Relaxed);
+        let before = st.barrier.add(1);
+        if before & POISON != 0 {
+            // Nobody is released any more: everyone unwinds below.
+        } else if (before & ARRIVALS) as usize + 1 == self.size {
             on_last();
             if wants {
                 ARRIVALS_BUF.with(|b| {
@@ -249,11 +270,16 @@ impl<'a> Team<'a> {
                     self.wait.all_arrived(&info, &b);
                 });
             }
-            st.barrier_event.notify();
+            // count = size: adding GENERATION_ONE - size clears it and moves the generation.
+            st.barrier
+                .add_notify(GENERATION_ONE.wrapping_sub(self.size as u32));
         } else {
-            let out = st
-                .barrier_event
-                .wait(seen, self.wait, &info, || st.is_poisoned());
+            let generation = before & GENERATION;
+            let released = || {
+                let w = st.barrier.current();
+                w & GENERATION != generation || w & POISON != 0
+            };
+            let out = st.barrier.wait_until(released, self.wait, &info);
             if out.blocked {
                 st.blocks.fetch_add(1, Ordering::Relaxed);
             }
@@ -302,5 +328,49 @@ impl<'a> Team<'a> {
                 }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Fixed, Runtime};
+
+    /// Every member must have arrived at barrier `p` before anyone passes it, and nobody can
+    /// arrive at barrier `p + 1` before everyone passed `p`: after barrier `p` the count of
+    /// arrivals lies in `[(p + 1) n, (p + 2) n)`.
+    fn barriers_hold(threads: usize, barriers: usize) {
+        let rt = Runtime::builder()
+            .max_threads(threads)
+            .policy(Fixed::new(threads))
+            .build()
+            .unwrap();
+        let arrivals = AtomicUsize::new(0);
+        rt.region(|team| {
+            let n = team.size();
+            for p in 0..barriers {
+                arrivals.fetch_add(1, Ordering::SeqCst);
+                team.barrier();
+                let a = arrivals.load(Ordering::SeqCst);
+                assert!(
+                    (p + 1) * n <= a && a < (p + 2) * n,
+                    "barrier {p}: {a} arrivals"
+                );
+            }
+        });
+        assert_eq!(arrivals.load(Ordering::SeqCst), barriers * threads);
+    }
+
+    #[test]
+    fn barrier_generation_wraps_around_in_step() {
+        // More barriers than the word's generation bits count (2^15): the generation wraps.
+        let wrap = (u32::MAX / GENERATION_ONE) as usize + 1;
+        barriers_hold(2, wrap + 1000);
+    }
+
+    #[test]
+    fn barrier_holds_with_more_members_than_cpus() {
+        // Members that are not on a CPU: waits end in the kernel and are woken by the release.
+        barriers_hold(5, 2000);
     }
 }

@@ -161,7 +161,43 @@ impl Event {
     /// Move the sequence on and wake every sleeper.
     #[inline]
     pub(crate) fn notify(&self) {
-        self.seq.fetch_add(1, Ordering::SeqCst);
+        self.add_notify(1);
+    }
+
+    /// Adds `delta` to the sequence (wrapping) without waking anyone; returns the previous
+    /// value (`AcqRel`). For a sequence used as a word whose waiters wait, with
+    /// [`wait_until`](Event::wait_until), for a change in some of its bits only (the team
+    /// barrier's arrival count and generation): the changes they do not wait for need no wake.
+    #[inline]
+    pub(crate) fn add(&self, delta: u32) -> u32 {
+        self.seq.fetch_add(delta, Ordering::AcqRel)
+    }
+
+    /// Adds `delta` to the sequence (wrapping) and wakes every sleeper.
+    #[inline]
+    pub(crate) fn add_notify(&self, delta: u32) {
+        self.seq.fetch_add(delta, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// Sets `bits` in the sequence and wakes every sleeper.
+    #[inline]
+    pub(crate) fn set_notify(&self, bits: u32) {
+        self.seq.fetch_or(bits, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// Keeps only the bits of `keep` in the sequence. Only while nobody waits on the event.
+    #[inline]
+    pub(crate) fn retain(&self, keep: u32) {
+        let v = self.seq.load(Ordering::Relaxed);
+        if v & !keep != 0 {
+            self.seq.store(v & keep, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn wake_sleepers(&self) {
         if self.sleepers.load(Ordering::SeqCst) != 0 {
             atomic_wait::wake_all(&self.seq);
         }
