@@ -103,6 +103,8 @@ struct Control {
     workers: Vec<JoinHandle<()>>,
     seq: u64,
     last_team: usize,
+    /// Buffers for the timing of the region that ends (`max_threads` long, reused).
+    arrivals: Vec<u64>,
     departures: Vec<u64>,
 }
 
@@ -193,6 +195,7 @@ impl Runtime {
                     workers: Vec::new(),
                     seq: 0,
                     last_team: 0,
+                    arrivals: vec![0; max_threads],
                     departures: vec![0; max_threads],
                 }),
                 region: RegionState::new(max_threads, epoch),
@@ -588,23 +591,22 @@ impl Runtime {
             panicked: panic.is_some(),
             timing: None,
         };
-        let arrivals: Vec<u64>;
         if timing {
             let start_ns = st.ns_at(started);
-            arrivals = std::iter::once(arrival0)
-                .chain(
-                    workers
-                        .iter()
-                        .map(|mb| mb.arrival_ns.load(Ordering::Relaxed)),
-                )
-                .map(|a| a.saturating_sub(start_ns))
-                .collect();
+            let arrivals = &mut ctl.arrivals[..size];
+            arrivals[0] = arrival0;
+            for (a, mb) in arrivals[1..].iter_mut().zip(workers) {
+                *a = mb.arrival_ns.load(Ordering::Relaxed);
+            }
+            for a in arrivals.iter_mut() {
+                *a = a.saturating_sub(start_ns);
+            }
             let release_ns = arrivals.iter().copied().max().unwrap_or(0);
             let deps = &mut ctl.departures[..size];
             deps.fill(release_ns);
             deps[0] = departure_ns.max(release_ns);
             let t = RegionTiming {
-                arrivals_ns: &arrivals,
+                arrivals_ns: arrivals,
                 release_ns,
                 departures_ns: deps,
             };
