@@ -284,7 +284,7 @@ impl Runtime {
     where
         F: Fn(usize) + Sync,
     {
-        self.parallel_for_chunks(range, schedule, |r| r.for_each(&f));
+        self.parallel_for_chunks(range, schedule, move |r| r.for_each(&f));
     }
 
     /// Like [`parallel_for`](Runtime::parallel_for), but `f` gets whole chunks (sub-ranges) so
@@ -296,8 +296,10 @@ impl Runtime {
         if range.is_empty() {
             return;
         }
+        // Everything the members need is moved into one closure object, so that a worker
+        // reaches it with as few cache transfers from the starting thread's stack as it can.
         self.run_region(
-            &|team: &Team<'_>| team.share(range.clone(), schedule, &f),
+            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f),
             Shape::Loop,
         );
     }
@@ -311,7 +313,7 @@ impl Runtime {
     {
         let base = SlicePtr(data.as_mut_ptr());
         let len = data.len();
-        self.parallel_for_chunks(0..len, schedule, |r| {
+        self.parallel_for_chunks(0..len, schedule, move |r| {
             let base = &base;
             // SAFETY: `r` lies within `0..len`, the chunks handed out by a schedule are
             // disjoint, and `data` is mutably borrowed for the whole call, so this is the only
@@ -523,9 +525,10 @@ impl Runtime {
         let timing = inner.timing && counted;
         st.reset(timing.then_some(started));
         let workers = &inner.mailboxes[1..size];
+        let (job_data, job_call) = job.to_words();
         for mb in workers {
-            mb.job
-                .store(&job as *const JobRef as *mut JobRef, Ordering::Relaxed);
+            mb.job_data.store(job_data, Ordering::Relaxed);
+            mb.job_call.store(job_call, Ordering::Relaxed);
             mb.size.store(size, Ordering::Relaxed);
             mb.region.store(ctl.seq, Ordering::Relaxed);
             mb.timing.store(timing, Ordering::Relaxed);
@@ -687,7 +690,10 @@ struct Mailbox {
     /// Moves once per post (and once at shutdown); the futex an idle worker sleeps on.
     event: Event,
     state: AtomicU64,
-    job: AtomicPtr<JobRef>,
+    /// The region's body ([`JobRef::to_words`]); the closure it refers to stays alive on the
+    /// starting thread's stack until this mailbox is `FINISHED` (see the job module docs).
+    job_data: AtomicPtr<()>,
+    job_call: AtomicUsize,
     size: AtomicUsize,
     region: AtomicU64,
     timing: AtomicBool,
@@ -695,6 +701,9 @@ struct Mailbox {
     /// does not read the region's start, which the starting thread has just written).
     arrival_ns: AtomicU64,
 }
+
+// A worker reads its whole post with one cache transfer.
+const _: () = assert!(std::mem::size_of::<Mailbox>() <= 64);
 
 impl Mailbox {
     /// Posts the region written into the mailbox and wakes the worker.
@@ -782,13 +791,16 @@ impl Inner {
                 // Revoked: the starting thread ran this member itself.
                 continue;
             };
-            let job = mb.job.load(Ordering::Relaxed);
-            // SAFETY: `job` points to the JobRef on the starting thread's stack, which stays
-            // alive (with the closure it refers to) until this worker sets its state to `FINISHED` below (see
-            // the job module docs).
-            let job = unsafe { &*job };
+            // SAFETY: the starting thread wrote both words from one `JobRef::to_words` before
+            // the post that `claim` acquired.
+            let job = unsafe {
+                JobRef::from_words((
+                    mb.job_data.load(Ordering::Relaxed),
+                    mb.job_call.load(Ordering::Relaxed),
+                ))
+            };
             let work = Work {
-                job,
+                job: &job,
                 size: mb.size.load(Ordering::Relaxed),
                 region: mb.region.load(Ordering::Relaxed),
                 timing: mb.timing.load(Ordering::Relaxed),
