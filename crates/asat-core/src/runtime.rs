@@ -8,16 +8,17 @@
 //! 1. The starting thread (member 0) takes the region lock and asks the policy for a
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
 //!    which the policy is asked again.
-//! 2. It spawns missing workers (lazily, up to `max_threads - 1`), resets the shared
-//!    [`RegionState`] for a team of `n` and a pointer to the body, and reads the join event's
-//!    sequence.
-//! 3. It posts the region to the mailboxes of workers `1..n` (writing the job into the
-//!    worker's mailbox line, setting its state to `POSTED` and moving its event, `SeqCst`).
-//!    Workers `n..` are not woken.
-//! 4. Each worker claims its post (CAS `POSTED -> RUNNING`), applies its placement, runs the
-//!    body under `catch_unwind`, records its arrival time (when timing is on), and sets its
-//!    state to `FINISHED` (`SeqCst`); after that store it touches nothing of the region (only
-//!    the runtime's long-lived join event, to wake a sleeping starter).
+//! 2. It spawns missing workers (lazily, up to `max_threads - 1`) and resets the shared
+//!    [`RegionState`] for a team of `n`.
+//! 3. It posts the region to the mailboxes of workers `1..n` (writing the body's two words,
+//!    the team size and the region's number into the worker's mailbox line, which the worker
+//!    then reads in one cache transfer, setting its state to `POSTED` and moving its event,
+//!    `SeqCst`). Workers `n..` are not woken.
+//! 4. Each worker claims its post (CAS `POSTED -> RUNNING`; a post of an SPMD region, which is
+//!    never revoked, is taken without the CAS), applies its placement, runs the body under
+//!    `catch_unwind`, records its arrival time (when timing is on), and sets its state to
+//!    `FINISHED` (`SeqCst`); after that store it touches nothing of the region (only the
+//!    runtime's long-lived join event, to wake a sleeping starter).
 //! 5. Member 0 runs its own part. In a parallel loop (not in an SPMD region) it then revokes
 //!    every post no worker has claimed yet (CAS `POSTED -> FINISHED`) and runs those members
 //!    itself, so a worker that is not on a CPU never holds a loop up. It waits until every
