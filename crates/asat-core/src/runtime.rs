@@ -270,8 +270,13 @@ impl Runtime {
         }
         let inner = &*self.inner;
         let mut ctl = inner.region_lock.lock();
-        let (team, started) = self.decide(&mut ctl);
+        let (team, mut started) = self.decide(&mut ctl);
+        let spawned = ctl.workers.len();
         let team = self.ensure_workers(&mut ctl, team);
+        if ctl.workers.len() != spawned {
+            // Starting threads is not part of the region's time.
+            started = Instant::now();
+        }
         let panic = self.execute(&mut ctl, team, f, shape, started);
         drop(ctl);
         if let Some(p) = panic {
