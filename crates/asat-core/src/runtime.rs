@@ -89,13 +89,17 @@ pub(crate) struct Inner {
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) wait: Arc<dyn WaitStrategy>,
     timing: bool,
-    region_lock: Mutex<Control>,
+    /// Locked and written by the starting thread at every region: on lines of its own, so
+    /// that the read-mostly fields here (which workers read at every region) stay in their
+    /// caches.
+    region_lock: CachePadded<Mutex<Control>>,
     region: RegionState,
     /// Index = worker index; entry 0 is unused.
     mailboxes: Box<[CachePadded<Mailbox>]>,
     join_event: CachePadded<Event>,
     shutdown: AtomicBool,
-    stats: Counters,
+    /// Written at every region, like `region_lock`.
+    stats: CachePadded<Counters>,
     hooks: Hooks,
 }
 
@@ -104,6 +108,9 @@ struct Control {
     workers: Vec<JoinHandle<()>>,
     seq: u64,
     last_team: usize,
+    /// The last region left the region state dirty (a panic, or a wait that blocked), so the
+    /// next one must reset it.
+    dirty: bool,
     /// Buffers for the timing of the region that ends (`max_threads` long, reused).
     arrivals: Vec<u64>,
     departures: Vec<u64>,
@@ -192,20 +199,21 @@ impl Runtime {
                 policy,
                 wait,
                 timing,
-                region_lock: Mutex::new(Control {
+                region_lock: CachePadded::new(Mutex::new(Control {
                     workers: Vec::new(),
                     seq: 0,
                     last_team: 0,
+                    dirty: false,
                     arrivals: vec![0; max_threads],
                     departures: vec![0; max_threads],
-                }),
+                })),
                 region: RegionState::new(max_threads, epoch),
                 mailboxes: (0..max_threads)
                     .map(|_| CachePadded::new(Mailbox::default()))
                     .collect(),
                 join_event: CachePadded::new(Event::default()),
                 shutdown: AtomicBool::new(false),
-                stats: Counters::default(),
+                stats: CachePadded::default(),
                 hooks,
             }),
         }
@@ -306,7 +314,7 @@ impl Runtime {
         // reaches it with as few cache transfers from the starting thread's stack as it can.
         self.run_region(
             &move |team: &Team<'_>| team.share(range.clone(), schedule, &f),
-            Shape::Loop,
+            Shape::loop_with(schedule),
         );
     }
 
@@ -359,7 +367,7 @@ impl Runtime {
             });
             *slots[team.index()].lock() = acc.take();
         };
-        self.run_region(&body, Shape::Loop);
+        self.run_region(&body, Shape::loop_with(schedule));
         slots
             .into_iter()
             .filter_map(|s| s.into_inner())
@@ -529,7 +537,7 @@ impl Runtime {
         let st = &inner.region;
         let job = JobRef::new(body);
         let timing = inner.timing && counted;
-        st.reset(timing.then_some(started));
+        st.reset(timing.then_some(started), ctl.dirty);
         let workers = &inner.mailboxes[1..size];
         let (job_data, job_call) = job.to_words();
         for mb in workers {
@@ -549,7 +557,7 @@ impl Runtime {
         };
         let arrival0 = inner.run_member(0, me, &work, true);
         let mut revoked = 0u32;
-        if shape == Shape::Loop {
+        if matches!(shape, Shape::Loop { .. }) {
             // Members whose worker has not started yet are run here, one after another: a
             // loop's members only share work, so any thread may run any of them, and a worker
             // that is not on a CPU does not hold the region up.
@@ -577,14 +585,26 @@ impl Runtime {
         let ended = Instant::now();
         let wall = ended.saturating_duration_since(started);
         let departure_ns = wall.as_nanos() as u64;
-        let panic = st.panic.lock().take();
+        if let Shape::Loop { counter: true } = shape {
+            // Every member is done with the counter; a store needs no look at the line first.
+            st.clear_counter();
+        }
+        // Only touch the panic slot (a lock) when a member panicked: the slot shares a line
+        // with words the workers read.
+        let poisoned = st.is_poisoned();
+        let panic = if poisoned {
+            st.panic.lock().take()
+        } else {
+            None
+        };
+        let blocks = st.blocks.load(Ordering::Relaxed);
+        ctl.dirty = poisoned || blocks != 0;
         if !counted {
             return panic;
         }
         ctl.seq += 1;
         ctl.last_team = size;
         let stats = &inner.stats;
-        let blocks = st.blocks.load(Ordering::Relaxed);
         stats.regions.fetch_add(1, Ordering::Relaxed);
         stats.last_team.store(size as u64, Ordering::Relaxed);
         stats.blocks.fetch_add(u64::from(blocks), Ordering::Relaxed);
@@ -668,10 +688,19 @@ enum Shape {
     /// A user SPMD region: every member must run on its own thread (members meet at barriers).
     Spmd,
     /// A work-shared loop without barriers: members that have not started may be run by the
-    /// starting thread (revoked).
-    Loop,
+    /// starting thread (revoked). `counter`: its schedule hands out chunks from the shared
+    /// counter, which the loop leaves non-zero.
+    Loop { counter: bool },
     /// A timed barrier.
     Probe,
+}
+
+impl Shape {
+    fn loop_with(schedule: Schedule) -> Shape {
+        Shape::Loop {
+            counter: !matches!(schedule, Schedule::Static),
+        }
+    }
 }
 
 /// Phases of a mailbox's `state` (low two bits; then [`REVOCABLE`]; the post's token is above).

@@ -93,23 +93,33 @@ impl RegionState {
     }
 
     /// Prepares the state for a region. Called by the starting thread while no worker is in a
-    /// region; the mailbox notifications that follow publish it. Words the protocol leaves at
-    /// their initial value are only written when a panic or a loop without a closing barrier
-    /// left them dirty, so that a region start does not pull cache lines away from workers.
-    pub(crate) fn reset(&self, timed_start: Option<Instant>) {
-        self.barrier.retain(GENERATION);
-        if self.ws_next.load(Ordering::Relaxed) != 0 {
-            self.ws_next.store(0, Ordering::Relaxed);
-        }
-        if self.poisoned.load(Ordering::Relaxed) {
-            self.poisoned.store(false, Ordering::Relaxed);
-        }
-        if self.blocks.load(Ordering::Relaxed) != 0 {
-            self.blocks.store(0, Ordering::Relaxed);
+    /// region; the mailbox notifications that follow publish it. The protocol leaves the words
+    /// at their initial value after a region, except after a panic (the poison flag, a barrier
+    /// count left short, the loop counter) or a wait that blocked (the block count): only then
+    /// (`dirty`) are they looked at and reset, so that a region start reads no line a worker
+    /// wrote last (a cache transfer before the region is even posted).
+    pub(crate) fn reset(&self, timed_start: Option<Instant>, dirty: bool) {
+        if dirty {
+            self.barrier.retain(GENERATION);
+            if self.ws_next.load(Ordering::Relaxed) != 0 {
+                self.ws_next.store(0, Ordering::Relaxed);
+            }
+            if self.poisoned.load(Ordering::Relaxed) {
+                self.poisoned.store(false, Ordering::Relaxed);
+            }
+            if self.blocks.load(Ordering::Relaxed) != 0 {
+                self.blocks.store(0, Ordering::Relaxed);
+            }
         }
         if let Some(t) = timed_start {
             self.start_ns.store(self.ns_at(t), Ordering::Relaxed);
         }
+    }
+
+    /// Sets the work-sharing counter back to 0 after a loop that used it, once every member
+    /// is done with it.
+    pub(crate) fn clear_counter(&self) {
+        self.ws_next.store(0, Ordering::Relaxed);
     }
 
     #[inline]
@@ -150,7 +160,7 @@ impl RegionState {
     }
 
     #[inline]
-    fn is_poisoned(&self) -> bool {
+    pub(crate) fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::Acquire)
     }
 }
