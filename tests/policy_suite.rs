@@ -168,9 +168,26 @@ fn panics_propagate(rt: &Runtime) {
         });
     }));
     assert_eq!(*r.unwrap_err().downcast_ref::<&str>().unwrap(), "index 500");
-    // still usable
     every_index_runs_once(rt);
+    // a panic in a work-shared loop inside a region: the loop's counter and the barrier's
+    // count are left part-way, and the next regions must start clean
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.region(|team| {
+            team.for_each(0..1000, Schedule::dynamic(10), |i| {
+                if i == 500 {
+                    panic!("index 500 in a region");
+                }
+            });
+            team.barrier();
+        });
+    }));
+    assert_eq!(
+        *r.unwrap_err().downcast_ref::<&str>().unwrap(),
+        "index 500 in a region"
+    );
+    // still usable
     members_meet_at_barriers(rt);
+    every_index_runs_once(rt);
 }
 
 fn nested_inline(rt: &Runtime) {
