@@ -173,6 +173,50 @@ fn work(units: u64) {
     std::hint::black_box(x);
 }
 
+/// What every member of a BSP job shares: its phases, each a computation of `U(g - v/2, g +
+/// v/2)` (`dist`, in ns) followed by the communication phase.
+struct Bsp<'a> {
+    phases: u64,
+    dist: &'a Uniform<f64>,
+    /// Work units per ns of computation.
+    per_ns: f64,
+    /// Work units between two reads of the communication phase.
+    c_units: u64,
+    /// One flag per member: the last step it published.
+    flags: &'a [Flag],
+}
+
+impl Bsp<'_> {
+    /// Member `me`'s phases: compute; opening barrier; publish a step and `read` the flag of
+    /// each partner in `reads` (the pattern); closing barrier (none when there is nothing to
+    /// read: the pattern `barrier`).
+    fn run(
+        &self,
+        me: usize,
+        reads: &[usize],
+        rng: &mut StdRng,
+        barrier: impl Fn(),
+        read: impl Fn(&Flag, u32),
+    ) {
+        let steps = reads.len().max(1) as u32;
+        for phase in 0..self.phases {
+            work((self.dist.sample(rng) * self.per_ns) as u64);
+            barrier();
+            if reads.is_empty() {
+                continue;
+            }
+            let base = (phase as u32).wrapping_mul(steps);
+            for (i, &q) in reads.iter().enumerate() {
+                let step = base.wrapping_add(i as u32 + 1);
+                self.flags[me].set(step);
+                read(&self.flags[q], step);
+                work(self.c_units);
+            }
+            barrier();
+        }
+    }
+}
+
 /// Work units per microsecond on this CPU: the best of a few short runs.
 fn units_per_us() -> f64 {
     let units = 2_000_000;
@@ -258,13 +302,20 @@ fn worker(args: &Args) -> Result<(), String> {
     let v = args.imbalance_ns as f64;
     let dist = Uniform::new_inclusive(g - v / 2.0, g + v / 2.0).map_err(|e| e.to_string())?;
     let c_units = ((args.cs_ns as f64 / 25.0) * per_ns) as u64;
+    let bsp = Bsp {
+        phases: args.phases,
+        dist: &dist,
+        per_ns,
+        c_units,
+        flags: &flags,
+    };
     let go = Flag::new();
     let cpus: Vec<usize> = CpuSet::of_current_thread()
         .map(|set| set.iter().collect())
         .unwrap_or_default();
     let wall = std::thread::scope(|s| {
         for me in 0..p {
-            let (barrier, flags, go, dist) = (&barrier, &flags, &go, &dist);
+            let (barrier, go, bsp) = (&barrier, &go, &bsp);
             let reads = partners(&args.pattern, me, p);
             let seed = args.seed.wrapping_mul(1000).wrapping_add(me as u64);
             let cpu = (!args.no_pin && !cpus.is_empty()).then(|| cpus[me % cpus.len()]);
@@ -275,22 +326,13 @@ fn worker(args: &Args) -> Result<(), String> {
                 }
                 let mut rng = StdRng::seed_from_u64(seed);
                 go.wait_at_least(1, &Block).expect("start");
-                let steps = reads.len().max(1) as u32;
-                for phase in 0..args.phases {
-                    work((dist.sample(&mut rng) * per_ns) as u64);
-                    barrier.wait();
-                    if reads.is_empty() {
-                        continue;
-                    }
-                    let base = (phase as u32).wrapping_mul(steps);
-                    for (i, &q) in reads.iter().enumerate() {
-                        let step = base.wrapping_add(i as u32 + 1);
-                        flags[me].set(step);
-                        barrier.read(&flags[q], step);
-                        work(c_units);
-                    }
-                    barrier.wait();
-                }
+                bsp.run(
+                    me,
+                    &reads,
+                    &mut rng,
+                    || barrier.wait(),
+                    |flag, step| barrier.read(flag, step),
+                );
             });
         }
         println!("READY");
@@ -442,24 +484,23 @@ fn run_gangs(
                         let reads = partners(&cell.pattern, me, team.size());
                         let seed = (j as u64 + 1).wrapping_mul(1000).wrapping_add(me as u64);
                         let mut rng = StdRng::seed_from_u64(seed);
-                        let steps = reads.len().max(1) as u32;
-                        for phase in 0..phases {
-                            work((dist.sample(&mut rng) * per_ns) as u64);
-                            team.barrier();
-                            if reads.is_empty() {
-                                continue;
-                            }
-                            let base = (phase as u32).wrapping_mul(steps);
-                            for (i, &q) in reads.iter().enumerate() {
-                                let step = base.wrapping_add(i as u32 + 1);
-                                flags[me].set(step);
-                                flags[q]
-                                    .wait_at_least(step, &Spin)
+                        let bsp = Bsp {
+                            phases,
+                            dist,
+                            per_ns,
+                            c_units,
+                            flags: &flags,
+                        };
+                        bsp.run(
+                            me,
+                            &reads,
+                            &mut rng,
+                            || team.barrier(),
+                            |flag, step| {
+                                flag.wait_at_least(step, &Spin)
                                     .expect("flags are never poisoned here");
-                                work(c_units);
-                            }
-                            team.barrier();
-                        }
+                            },
+                        );
                     });
                     t.elapsed().as_secs_f64()
                 })

@@ -28,6 +28,16 @@ fn runtime(wait: impl asat::WaitStrategy + 'static) -> Runtime {
         .unwrap()
 }
 
+/// Two threads sharing `wait`, which the test keeps to look at what it learned.
+fn two_threads(wait: Arc<dyn asat::WaitStrategy>) -> Runtime {
+    Runtime::builder()
+        .max_threads(2)
+        .policy(Fixed::new(2))
+        .shared_wait(wait)
+        .build()
+        .unwrap()
+}
+
 macro_rules! wait_suite {
     ($($name:ident => $wait:expr;)*) => {$(
         mod $name {
@@ -130,12 +140,7 @@ fn imbalanced_phases(rt: &Runtime, phases: usize) {
 #[test]
 fn global_learns_the_imbalance_from_team_barrier_arrivals() {
     let g = Arc::new(AdaptiveGlobal::with_config(&cfg()));
-    let rt = Runtime::builder()
-        .max_threads(2)
-        .policy(Fixed::new(2))
-        .shared_wait(g.clone())
-        .build()
-        .unwrap();
+    let rt = two_threads(g.clone());
     assert_eq!(g.barrier_spin(), Duration::from_micros(60));
     imbalanced_phases(&rt, 30);
     let v = g
@@ -157,12 +162,7 @@ fn global_spins_through_a_small_imbalance() {
             .build()
             .unwrap(),
     ));
-    let rt = Runtime::builder()
-        .max_threads(2)
-        .policy(Fixed::new(2))
-        .shared_wait(g.clone())
-        .build()
-        .unwrap();
+    let rt = two_threads(g.clone());
     imbalanced_phases(&rt, 30);
     // 3 ms < V = 50 ms: spin the imbalance plus the release latency (at least S = 10 ms)
     let v = g.imbalance_estimate().unwrap();
@@ -173,12 +173,7 @@ fn global_spins_through_a_small_imbalance() {
 #[test]
 fn global_learns_from_joins() {
     let g = Arc::new(AdaptiveGlobal::with_config(&cfg()));
-    let rt = Runtime::builder()
-        .max_threads(2)
-        .policy(Fixed::new(2))
-        .shared_wait(g.clone())
-        .build()
-        .unwrap();
+    let rt = two_threads(g.clone());
     let done = AtomicU64::new(0);
     for _ in 0..30 {
         // an SPMD region (not a loop, whose unclaimed members the starter would run itself):
@@ -201,12 +196,7 @@ fn global_learns_from_joins() {
 #[test]
 fn local_learns_from_waits_at_team_barriers() {
     let l = Arc::new(AdaptiveLocal::with_config(&cfg()));
-    let rt = Runtime::builder()
-        .max_threads(2)
-        .policy(Fixed::new(2))
-        .shared_wait(l.clone())
-        .build()
-        .unwrap();
+    let rt = two_threads(l.clone());
     imbalanced_phases(&rt, 30);
     let v = l
         .imbalance_estimate()
