@@ -38,6 +38,7 @@ mod job;
 mod policy;
 mod runtime;
 mod schedule;
+mod sync;
 mod sys;
 mod team;
 mod wait;
@@ -53,6 +54,8 @@ pub use policy::{
 };
 pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION};
 pub use schedule::Schedule;
+#[doc(hidden)]
+pub use sync::FutexWord;
 pub use sys::thread::ThreadHandle;
 pub use team::Team;
 pub use wait::{

@@ -32,9 +32,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -42,6 +40,7 @@ use parking_lot::Mutex;
 
 use crate::builder::Hooks;
 use crate::job::JobRef;
+use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::sys::affinity;
 use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
@@ -50,13 +49,25 @@ use crate::{
     Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
 };
 
+/// How often the starting thread of a probe that may give up reads the clock while it waits for
+/// the workers to start (every this many spins; under loom every spin, so that the model
+/// reaches the give-up).
+const PROBE_SPINS_PER_CLOCK_READ: u32 = if cfg!(loom) { 1 } else { 32 };
+
 /// How many probes one region start may run before the runtime stops asking.
 pub const MAX_PROBES_PER_REGION: u32 = 4;
 
+#[cfg(not(loom))]
 thread_local! {
     static IN_REGION: Cell<bool> = const { Cell::new(false) };
     /// The mask this thread was last pinned to by a placement.
     static PINNED: Cell<Option<CpuSet>> = const { Cell::new(None) };
+}
+// loom runs its threads on one OS thread: they need its thread-locals.
+#[cfg(loom)]
+loom::thread_local! {
+    static IN_REGION: Cell<bool> = Cell::new(false);
+    static PINNED: Cell<Option<CpuSet>> = Cell::new(None);
 }
 
 /// A fork-join runtime: one job's worker threads and its scheduling policy.
@@ -105,7 +116,7 @@ pub(crate) struct Inner {
 
 /// Owned by whoever holds the region lock.
 struct Control {
-    workers: Vec<JoinHandle<()>>,
+    workers: Vec<thread::JoinHandle<()>>,
     seq: u64,
     last_team: usize,
     /// The last region left the region state dirty (a panic, or a wait that blocked), so the
@@ -272,7 +283,7 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
-        if IN_REGION.get() {
+        if IN_REGION.with(Cell::get) {
             self.run_inline(f);
             return;
         }
@@ -463,11 +474,14 @@ impl Runtime {
                         if workers.iter().all(|mb| mb.claimed()) {
                             break true;
                         }
-                        spins = spins.wrapping_add(1);
-                        if spins % 32 == 0 && start.elapsed() >= limit {
-                            break false;
+                        spins += 1;
+                        if spins == PROBE_SPINS_PER_CLOCK_READ {
+                            spins = 0;
+                            if start.elapsed() >= limit {
+                                break false;
+                            }
                         }
-                        std::hint::spin_loop();
+                        crate::sync::spin_loop();
                     };
                     if !all_started {
                         let k = workers.iter().filter(|mb| mb.revoke()).count();
@@ -660,7 +674,7 @@ impl Runtime {
         while ctl.workers.len() + 1 < size {
             let index = ctl.workers.len() + 1;
             let inner = Arc::clone(&self.inner);
-            let mut b = std::thread::Builder::new().name(self.inner.hooks.thread_name(index));
+            let mut b = thread::Builder::new().name(self.inner.hooks.thread_name(index));
             if let Some(s) = self.inner.hooks.stack_size {
                 b = b.stack_size(s);
             }
@@ -737,7 +751,8 @@ struct Mailbox {
     arrival_ns: AtomicU64,
 }
 
-// A worker reads its whole post with one cache transfer.
+// A worker reads its whole post with one cache transfer. (loom's atomics are larger.)
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<Mailbox>() <= 64);
 
 impl Mailbox {
@@ -816,12 +831,17 @@ impl Inner {
         };
         loop {
             mb.event.wait(seen, &*self.wait, &idle, || false);
+            // Read the sequence before the shutdown flag: the flag is set before the shutdown's
+            // notify, so a sequence that already counts that notify shows the flag set. Read
+            // the other way round, a worker that checked the flag just before a shutdown could
+            // take the shutdown's notify as a region's, find nothing to claim (a revoked loop
+            // member), and sleep past the shutdown forever (found by tests/loom.rs).
+            seen = mb.event.current();
             if self.shutdown.load(Ordering::Acquire) {
                 // Drop runs only while no region is in progress, so this notify was the
                 // shutdown's, not a region's.
                 break;
             }
-            seen = mb.event.current();
             let Some(token) = mb.claim() else {
                 // Revoked: the starting thread ran this member itself.
                 continue;
@@ -873,13 +893,13 @@ impl Inner {
             _not_send: std::marker::PhantomData,
         };
         let restore = if place { self.place(&team) } else { None };
-        IN_REGION.set(true);
+        IN_REGION.with(|r| r.set(true));
         let result = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: the JobRef and its closure outlive every member's run (see the job module
             // docs): the starting thread waits for all members before returning.
             unsafe { job.run(&team) }
         }));
-        IN_REGION.set(false);
+        IN_REGION.with(|r| r.set(false));
         if let Err(payload) = result {
             st.poison(payload);
         }
@@ -887,7 +907,7 @@ impl Inner {
             // Best effort: the caller's own mask could only fail to apply if it had become
             // invalid, and there is nothing better to do with it then.
             let _ = affinity::set(&mask);
-            PINNED.set(None);
+            PINNED.with(|p| p.set(None));
         }
         if timing {
             st.now_ns()
@@ -901,7 +921,7 @@ impl Inner {
         let Placement::Cpus(set) = self.policy.placement(&team.info()) else {
             return None;
         };
-        if PINNED.get() == Some(set) {
+        if PINNED.with(Cell::get) == Some(set) {
             return None;
         }
         let old = if team.member == 0 {
@@ -910,7 +930,7 @@ impl Inner {
             None
         };
         if affinity::set(&set).is_ok() {
-            PINNED.set(Some(set));
+            PINNED.with(|p| p.set(Some(set)));
             old
         } else {
             None

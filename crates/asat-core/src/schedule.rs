@@ -1,7 +1,7 @@
 //! Loop schedules: how the iterations of a work-shared loop are split among a team.
 
+use crate::sync::{AtomicUsize, Ordering};
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How a work-shared loop hands out its iterations.
 ///

@@ -27,13 +27,13 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::schedule::{static_chunk, take_chunk};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::wait::{Event, WaitInfo, WaitSite};
 use crate::{MemberInfo, Policy, Schedule, ThreadHandle, WaitStrategy};
 
@@ -165,8 +165,13 @@ impl RegionState {
     }
 }
 
+#[cfg(not(loom))]
 thread_local! {
     static ARRIVALS_BUF: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static ARRIVALS_BUF: RefCell<Vec<u64>> = RefCell::new(Vec::new());
 }
 
 /// A member's handle on its team, passed to the closure of

@@ -26,8 +26,9 @@
 //! [`IDLE_SPIN_CAP`] whatever the strategy returns, so an idle runtime never burns a CPU.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::sync::{dekker_fence, AtomicU32, FutexWord, Ordering};
 
 /// The longest an idle worker spins before it blocks, whatever its strategy says.
 pub const IDLE_SPIN_CAP: Duration = Duration::from_millis(1);
@@ -146,7 +147,7 @@ impl WaitStrategy for SpinThenPark {
 /// call while nobody sleeps. See the module docs for the protocol.
 #[derive(Debug, Default)]
 pub(crate) struct Event {
-    seq: AtomicU32,
+    seq: FutexWord,
     sleepers: AtomicU32,
 }
 
@@ -198,8 +199,9 @@ impl Event {
 
     #[inline]
     fn wake_sleepers(&self) {
+        dekker_fence();
         if self.sleepers.load(Ordering::SeqCst) != 0 {
-            atomic_wait::wake_all(&self.seq);
+            self.seq.wake_all();
         }
     }
 
@@ -207,9 +209,10 @@ impl Event {
     /// must have made the waiters' condition true with a `SeqCst` write first.
     #[inline]
     pub(crate) fn notify_sleepers(&self) {
+        dekker_fence();
         if self.sleepers.load(Ordering::SeqCst) != 0 {
             self.seq.fetch_add(1, Ordering::SeqCst);
-            atomic_wait::wake_all(&self.seq);
+            self.seq.wake_all();
         }
     }
 
@@ -260,13 +263,14 @@ impl Event {
         let mut blocked = false;
         if spin_until(start, limit, done) {
             self.sleepers.fetch_add(1, Ordering::SeqCst);
+            dekker_fence();
             loop {
                 let seen = self.seq.load(Ordering::SeqCst);
                 if done() {
                     break;
                 }
                 blocked = true;
-                atomic_wait::wait(&self.seq, seen);
+                self.seq.sleep(seen);
             }
             self.sleepers.fetch_sub(1, Ordering::Release);
         }
@@ -286,6 +290,7 @@ pub const PURE_SPIN: Duration = Duration::from_micros(4);
 /// passed first. The first [`PURE_SPIN`] spins with the CPU's pause instruction; after that the
 /// waiter yields the CPU (`sched_yield`) between checks, so that on an oversubscribed machine the
 /// thread it waits for, if it is queued on the same CPU, can run.
+#[cfg(not(loom))]
 #[inline]
 pub(crate) fn spin_until(start: Instant, limit: Duration, done: impl Fn() -> bool) -> bool {
     let mut spins = 0u32;
@@ -300,12 +305,23 @@ pub(crate) fn spin_until(start: Instant, limit: Duration, done: impl Fn() -> boo
                 return true;
             }
             if waited >= PURE_SPIN {
-                std::thread::yield_now();
+                crate::sync::thread::yield_now();
                 continue;
             }
         }
         std::hint::spin_loop();
     }
+}
+
+/// Under loom a non-zero spin is one more look at the condition after a yield: the model then
+/// covers both a spin that succeeds and one that gives up.
+#[cfg(loom)]
+pub(crate) fn spin_until(_start: Instant, limit: Duration, done: impl Fn() -> bool) -> bool {
+    if limit.is_zero() {
+        return !done();
+    }
+    loom::thread::yield_now();
+    !done()
 }
 
 #[cfg(test)]

@@ -20,11 +20,12 @@
 //! coherence of one word, which loom models exactly. Changes that do not complete a wait (a
 //! barrier arrival that is not the last) keep `SLEEP` and wake nobody.
 //!
-//! Under loom the futex is emulated with a mutex and a condition variable: the value check and
-//! the sleep happen under the mutex, and a wake takes the mutex, which gives `futex_wait`'s
-//! atomicity.
+//! The word is asat-core's `FutexWord`, which under loom emulates the futex with a mutex and
+//! a condition variable.
 
 use std::time::{Duration, Instant};
+
+use asat_core::FutexWord;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64};
@@ -51,11 +52,7 @@ pub(crate) const SLEEP: u32 = 2;
 /// A word to wait on; see the module docs.
 #[derive(Debug)]
 pub(crate) struct Futex {
-    word: AtomicU32,
-    #[cfg(loom)]
-    lock: loom::sync::Mutex<()>,
-    #[cfg(loom)]
-    cv: loom::sync::Condvar,
+    word: FutexWord,
 }
 
 /// How a wait ended.
@@ -72,11 +69,7 @@ pub(crate) struct Waited {
 impl Futex {
     pub(crate) fn new(v: u32) -> Self {
         Self {
-            word: AtomicU32::new(v),
-            #[cfg(loom)]
-            lock: loom::sync::Mutex::new(()),
-            #[cfg(loom)]
-            cv: loom::sync::Condvar::new(),
+            word: FutexWord::new(v),
         }
     }
 
@@ -97,7 +90,7 @@ impl Futex {
     #[inline]
     pub(crate) fn wake_if_slept(&self, old: u32) {
         if old & SLEEP != 0 {
-            self.wake_all();
+            self.word.wake_all();
         }
     }
 
@@ -122,30 +115,6 @@ impl Futex {
         }
         self.wake_if_slept(old);
         old
-    }
-
-    #[cfg(not(loom))]
-    fn wake_all(&self) {
-        atomic_wait::wake_all(&self.word);
-    }
-
-    #[cfg(loom)]
-    fn wake_all(&self) {
-        let _g = self.lock.lock().unwrap();
-        self.cv.notify_all();
-    }
-
-    #[cfg(not(loom))]
-    fn sleep(&self, expected: u32) {
-        atomic_wait::wait(&self.word, expected);
-    }
-
-    #[cfg(loom)]
-    fn sleep(&self, expected: u32) {
-        let g = self.lock.lock().unwrap();
-        if self.word.load(Ordering::Acquire) == expected {
-            drop(self.cv.wait(g).unwrap());
-        }
     }
 
     /// Two-phase wait until `done(word)` holds: spin for `spin`, then block. `done` must
@@ -178,7 +147,7 @@ impl Futex {
                     continue;
                 }
             }
-            self.sleep(v | SLEEP);
+            self.word.sleep(v | SLEEP);
             w.blocked = true;
             v = self.word.load(Ordering::Acquire);
         }

@@ -1,0 +1,219 @@
+//! loom models of the runtime's protocols, on a whole `Runtime`: posting a region to a worker
+//! and the worker's claim against the starting thread's revocation, the join, the team
+//! barrier on one word (generations, poisoning), the work-sharing counter's reset between
+//! loops, and worker shutdown. loom runs every interleaving of the threads' atomic operations
+//! (within the preemption bound) and reports a deadlock if a thread sleeps forever, so a lost
+//! wake-up fails the model.
+//!
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p asat-core --release --test loom`
+#![cfg(loom)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use asat_core::{Fixed, Plan, Policy, RegionStart, Runtime, Schedule, SpinThenPark};
+use loom::sync::atomic::{AtomicUsize, Ordering};
+
+/// A runtime of `threads` threads, all used; `spin` zero blocks at once, any other value is
+/// one more look before blocking under loom.
+fn runtime(threads: usize, spin: Duration, timing: bool) -> Runtime {
+    Runtime::builder()
+        .max_threads(threads)
+        .policy(Fixed::new(threads))
+        .wait(SpinThenPark::new(spin))
+        .timing(timing)
+        .build()
+        .unwrap()
+}
+
+/// Counts, over all executions of a model, those in which something happened and those in
+/// which it did not (outside the model, with std's atomics), to check that the model reaches
+/// both.
+struct Outcomes([std::sync::atomic::AtomicUsize; 2]);
+
+impl Outcomes {
+    const fn new() -> Self {
+        Self([
+            std::sync::atomic::AtomicUsize::new(0),
+            std::sync::atomic::AtomicUsize::new(0),
+        ])
+    }
+
+    fn record(&self, happened: bool) {
+        self.0[usize::from(happened)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn assert_both(&self, what: &str) {
+        let [no, yes] = [0, 1].map(|i| self.0[i].load(std::sync::atomic::Ordering::Relaxed));
+        assert!(
+            yes > 0 && no > 0,
+            "{what}: in {yes} executions, not in {no}"
+        );
+    }
+}
+
+static LOOP_REVOKED: Outcomes = Outcomes::new();
+static PROBE_REVOKED: Outcomes = Outcomes::new();
+
+fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(preemptions);
+    b.check(f);
+}
+
+/// Every member must have arrived at a barrier before anyone passes it, two regions in a row
+/// (the second starts from the barrier word the first left), then shutdown.
+fn barrier_regions(spin: Duration) {
+    model(2, move || {
+        let rt = runtime(2, spin, false);
+        for round in 1..=2 {
+            let arrived = AtomicUsize::new(0);
+            rt.region(|team| {
+                assert_eq!(team.size(), 2);
+                arrived.fetch_add(1, Ordering::Relaxed);
+                team.barrier();
+                assert_eq!(arrived.load(Ordering::Relaxed), 2, "region {round}");
+            });
+            assert_eq!(arrived.load(Ordering::Relaxed), 2);
+        }
+    });
+}
+
+#[test]
+fn spmd_barrier_blocking() {
+    barrier_regions(Duration::ZERO);
+}
+
+#[test]
+fn spmd_barrier_spin_then_block() {
+    barrier_regions(Duration::from_micros(1));
+}
+
+/// A static loop: the worker claims its member or the starting thread revokes it and runs it;
+/// either way every index runs once and the join waits for it. Timing on: the worker's
+/// arrival time travels back with its finish.
+#[test]
+fn static_loop_claim_or_revoke() {
+    model(2, || {
+        let rt = runtime(2, Duration::ZERO, true);
+        for _ in 0..2 {
+            let hits = [AtomicUsize::new(0), AtomicUsize::new(0)];
+            rt.parallel_for(0..2, Schedule::Static, |i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            for h in &hits {
+                assert_eq!(h.load(Ordering::Relaxed), 1);
+            }
+        }
+        LOOP_REVOKED.record(rt.stats().revoked > 0);
+    });
+    LOOP_REVOKED.assert_both("a loop member revoked");
+}
+
+/// Dynamic loops hand out chunks from the shared counter; the counter must be back at 0 for
+/// the next loop, whoever ran the members.
+#[test]
+fn dynamic_loops_reset_the_counter() {
+    model(2, || {
+        let rt = runtime(2, Duration::ZERO, false);
+        for _ in 0..2 {
+            let hits = [
+                AtomicUsize::new(0),
+                AtomicUsize::new(0),
+                AtomicUsize::new(0),
+            ];
+            rt.parallel_for(0..3, Schedule::dynamic(1), |i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            for h in &hits {
+                assert_eq!(h.load(Ordering::Relaxed), 1);
+            }
+        }
+    });
+}
+
+/// A member that panics before the barrier poisons it: the other member, waiting or about to
+/// wait, unwinds instead of hanging, the region re-raises the panic, and the next region's
+/// barrier works.
+#[test]
+fn panic_poisons_then_next_region_is_clean() {
+    model(2, || {
+        let rt = runtime(2, Duration::ZERO, false);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            rt.region(|team| {
+                if team.index() == 1 {
+                    panic!("member 1");
+                }
+                team.barrier();
+            })
+        }));
+        let payload = r.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"member 1"));
+        let arrived = AtomicUsize::new(0);
+        rt.region(|team| {
+            arrived.fetch_add(1, Ordering::Relaxed);
+            team.barrier();
+            assert_eq!(arrived.load(Ordering::Relaxed), 2);
+        });
+    });
+}
+
+/// Three members, one barrier: two may sleep at once; the last arrival releases both. (One
+/// preemption: with two, the model takes minutes.)
+#[test]
+fn three_member_barrier() {
+    model(1, || {
+        let rt = runtime(3, Duration::ZERO, false);
+        let arrived = AtomicUsize::new(0);
+        rt.region(|team| {
+            arrived.fetch_add(1, Ordering::Relaxed);
+            team.barrier();
+            assert_eq!(arrived.load(Ordering::Relaxed), 3);
+        });
+    });
+}
+
+/// Probes before every region with a give-up limit of zero: the starting thread revokes the
+/// worker's member unless the worker has claimed it within the starting thread's first spins.
+#[derive(Debug)]
+struct ProbeFirst;
+
+impl Policy for ProbeFirst {
+    fn name(&self) -> &str {
+        "probe-first"
+    }
+
+    fn plan(&self, start: &RegionStart) -> Plan {
+        match start.probe {
+            None => Plan::probe_within(2, Duration::ZERO),
+            Some(p) => {
+                PROBE_REVOKED.record(p.given_up == 1);
+                Plan::run(2)
+            }
+        }
+    }
+}
+
+/// A probe whose member is revoked is counted as arrived by the starting thread, so the timed
+/// barrier still completes; a worker that claimed it first takes part. Either way the region
+/// that follows, with a barrier, runs with both members.
+#[test]
+fn probe_revocation_then_barrier() {
+    model(2, || {
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(ProbeFirst)
+            .wait(SpinThenPark::new(Duration::ZERO))
+            .build()
+            .unwrap();
+        let arrived = AtomicUsize::new(0);
+        rt.region(|team| {
+            assert_eq!(team.size(), 2);
+            arrived.fetch_add(1, Ordering::Relaxed);
+            team.barrier();
+            assert_eq!(arrived.load(Ordering::Relaxed), 2);
+        });
+        assert_eq!(rt.stats().probes, 1);
+    });
+    PROBE_REVOKED.assert_both("the probe's member revoked");
+}
