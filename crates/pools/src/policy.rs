@@ -107,6 +107,9 @@ pub struct PoolPolicy {
     home: usize,
     members: OnceLock<Box<[AtomicU32]>>,
     state: Mutex<State>,
+    /// The process that built the policy: a copy in a child forked without `exec` must not
+    /// take the parent's threads off a table the two share.
+    pid: u32,
 }
 
 impl fmt::Debug for PoolPolicy {
@@ -247,6 +250,7 @@ impl PoolPolicyBuilder {
                 master_in_home: true,
                 ..State::default()
             }),
+            pid: std::process::id(),
         })
     }
 }
@@ -396,6 +400,9 @@ impl Policy for PoolPolicy {
 
 impl Drop for PoolPolicy {
     fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            return;
+        }
         let mut st = self.lock();
         self.release(&mut st);
         if st.master_in_home {

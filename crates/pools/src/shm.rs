@@ -25,17 +25,21 @@
 //!
 //! - Each process claims one slot (all its jobs share it). It first takes the
 //!   open-file-description lock (`F_OFD_SETLK`) on byte `s` of the file: the kernel drops it
-//!   when the process dies, however it dies. Holding the lock, the process owns the slot: if
-//!   it holds a stale tag (a dead owner), the claimer swaps the tag for `RECLAIMING`, zeroes the
-//!   loads, then publishes its own tag.
+//!   when the process dies, however it dies. A slot's owner word is only ever written by a
+//!   process holding the slot's lock, so holding it, the claimer owns the slot whatever the
+//!   word says (free, a dead owner's tag, or `RECLAIMING` left by a process that died while
+//!   reclaiming): it zeroes the loads, then publishes its own tag.
 //! - A pool's load is the sum over live slots. Only the owner changes its slot's loads.
-//! - Reclaiming: a process that finds a slot with a tag whose lock nobody holds knows its owner
-//!   is dead; it swaps that exact tag for `RECLAIMING` (only one reclaimer wins), zeroes the
-//!   loads and frees the slot. Tags carry a generation, so a tag never repeats and a
-//!   reclaimer cannot free a slot claimed again in the meantime. Readers reclaim at most
-//!   every 10 ms; [`SharedTable::reclaim_dead`] does it at once.
-//! - A process that `fork`s without `exec` shares the lock with its child: the slot is freed
-//!   when both are gone.
+//! - Reclaiming: a process that can take the lock of a slot whose word holds a tag knows its
+//!   owner is dead; holding the lock, it sets the word to `RECLAIMING` (readers stop counting
+//!   the slot), zeroes the loads, frees the slot and releases the lock. Since reclaimers and
+//!   claimers both hold the lock, a reclaimer, however slow, can never free a slot that a live
+//!   process has claimed. Readers reclaim at most every 10 ms; [`SharedTable::reclaim_dead`]
+//!   does it at once.
+//! - A child `fork`ed without `exec` shares its parent's mapping and lock: its copies of the
+//!   parent's table add to the parent's slot, but never free it (only the process that opened
+//!   the table does, when it drops it). A child that opens the table itself gets a slot of its
+//!   own.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -86,6 +90,9 @@ pub struct SharedTable {
     tag: u64,
     epoch: Instant,
     last_reclaim: AtomicU64,
+    /// The process that opened the table and owns the slot (a child forked without `exec`
+    /// holds a copy it must not free the slot through).
+    creator: u32,
 }
 
 impl fmt::Debug for SharedTable {
@@ -123,10 +130,13 @@ impl SharedTable {
         ));
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|(_, w)| w.strong_count() > 0);
+        // A table inherited through `fork` is the parent's: a child opens its own.
+        let pid = std::process::id();
         if let Some(t) = open
             .iter()
-            .find(|(p, _)| *p == path)
-            .and_then(|(_, w)| w.upgrade())
+            .filter(|(p, _)| *p == path)
+            .filter_map(|(_, w)| w.upgrade())
+            .find(|t| t.creator == pid)
         {
             return Ok(t);
         }
@@ -175,6 +185,7 @@ impl SharedTable {
             tag,
             epoch: Instant::now(),
             last_reclaim: AtomicU64::new(0),
+            creator: std::process::id(),
         };
         table.slot = table.claim()?;
         Ok(table)
@@ -201,44 +212,10 @@ impl SharedTable {
             if !locked {
                 continue;
             }
-            // We hold the slot's lock: whoever owned it is gone.
-            let owner = &w[self.base(s)];
-            let t0 = Instant::now();
-            loop {
-                let cur = owner.load(Ordering::Acquire);
-                if cur == 0 {
-                    if owner
-                        .compare_exchange(0, self.tag, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        break;
-                    }
-                } else if cur == RECLAIMING {
-                    // Another process is reclaiming it; it finishes in microseconds, unless it
-                    // died doing so.
-                    if t0.elapsed().as_millis() > 100
-                        && owner
-                            .compare_exchange(
-                                RECLAIMING,
-                                self.tag,
-                                Ordering::AcqRel,
-                                Ordering::Acquire,
-                            )
-                            .is_ok()
-                    {
-                        self.zero_loads(s);
-                        break;
-                    }
-                    std::thread::yield_now();
-                } else if owner
-                    .compare_exchange(cur, RECLAIMING, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    self.zero_loads(s);
-                    owner.store(self.tag, Ordering::Release);
-                    break;
-                }
-            }
+            // We hold the slot's lock, and nobody writes the owner word without it: whoever
+            // owned the slot, or was reclaiming it, is gone.
+            self.zero_loads(s);
+            w[self.base(s)].store(self.tag, Ordering::Release);
             w[W_HIGH].fetch_max(s as u64 + 1, Ordering::AcqRel);
             return Ok(s);
         }
@@ -272,22 +249,20 @@ impl SharedTable {
                 continue;
             }
             let owner = &w[self.base(s)];
-            let cur = owner.load(Ordering::Acquire);
-            if cur == 0 || cur == RECLAIMING {
+            if owner.load(Ordering::Acquire) == 0 {
                 continue;
             }
-            match self.map.locked_by_other(s) {
-                Ok(false) => {}
-                _ => continue,
+            // Holding the lock, we own the word (see the module docs); a live owner holds it.
+            if !matches!(self.map.try_lock(s), Ok(true)) {
+                continue;
             }
-            if owner
-                .compare_exchange(cur, RECLAIMING, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
+            if owner.load(Ordering::Acquire) != 0 {
+                owner.store(RECLAIMING, Ordering::Release);
                 self.zero_loads(s);
                 owner.store(0, Ordering::Release);
                 freed += 1;
             }
+            let _ = self.map.unlock(s);
         }
         self.last_reclaim
             .store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -336,7 +311,9 @@ impl LoadTable for SharedTable {
             self.reclaim_dead();
         }
         let w = self.map.words();
-        let mut out = vec![0u64; self.pools];
+        // Signed sums clamped at 0: a count that reads as negative (only a corrupted file
+        // holds one) must not wrap a pool's load around to a huge one, or overflow the sum.
+        let mut out = vec![0i64; self.pools];
         for s in 0..self.high() {
             let b = self.base(s);
             let t = w[b].load(Ordering::Acquire);
@@ -344,17 +321,22 @@ impl LoadTable for SharedTable {
                 continue;
             }
             for (o, l) in out.iter_mut().zip(&w[b + 1..b + 1 + self.pools]) {
-                *o += l.load(Ordering::Acquire);
+                *o = o.saturating_add(l.load(Ordering::Acquire) as i64);
             }
         }
         out.into_iter()
-            .map(|x| x.min(u32::MAX as u64) as u32)
+            .map(|x| x.clamp(0, i64::from(u32::MAX)) as u32)
             .collect()
     }
 }
 
 impl Drop for SharedTable {
     fn drop(&mut self) {
+        if std::process::id() != self.creator {
+            // A child forked without `exec`: the slot, and the lock it shares, are the
+            // parent's.
+            return;
+        }
         self.zero_loads(self.slot);
         self.map.words()[self.base(self.slot)].store(0, Ordering::Release);
         let _ = self.map.unlock(self.slot);

@@ -118,12 +118,6 @@ impl SharedWords {
         self.lock_cmd(libc::F_OFD_SETLK, slot, libc::F_UNLCK as libc::c_short)
             .map(|_| ())
     }
-
-    /// Whether another open file description (another process) holds the lock on byte `slot`.
-    pub(crate) fn locked_by_other(&self, slot: usize) -> io::Result<bool> {
-        let ty = self.lock_cmd(libc::F_OFD_GETLK, slot, libc::F_WRLCK as libc::c_short)?;
-        Ok(ty != libc::F_UNLCK as libc::c_short)
-    }
 }
 
 impl Drop for SharedWords {
