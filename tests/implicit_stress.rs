@@ -197,3 +197,80 @@ proptest! {
         prop_assert!(b.strategy().barrier_spin() > Duration::ZERO || STRATEGIES[which] == "block");
     }
 }
+
+/// A strategy that spins for as long as its spin word says and records the imbalances the
+/// barrier measured from a first arrival's stamp, with the episode each was reported in.
+#[derive(Debug, Default)]
+struct Recorder {
+    spin_ns: AtomicU64,
+    episode: AtomicU64,
+    imbalances: std::sync::Mutex<Vec<(u64, Duration)>>,
+}
+
+impl TwoPhase for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn barrier_spin(&self) -> Duration {
+        Duration::from_nanos(self.spin_ns.load(Ordering::Relaxed))
+    }
+    fn read_spin(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn wants_imbalance(&self) -> bool {
+        true
+    }
+    fn record_imbalance(&self, imbalance: Duration) {
+        let e = self.episode.load(Ordering::Relaxed);
+        self.imbalances.lock().unwrap().push((e, imbalance));
+    }
+    /// Episodes whose first arrival did not stamp: not what is checked here.
+    fn record_short_imbalances(&self, _count: u32) {}
+}
+
+/// The first arrival's stamp is tagged with its episode, which repeats every 2^14 releases. A
+/// stamp written once and then never again (every later wait blocks at once, so nobody
+/// stamps) must not be taken, 2^14 episodes later, for that episode's first arrival.
+#[test]
+fn a_stale_first_arrival_stamp_is_never_reused() {
+    const EPISODES: u64 = (1 << 14) + 4;
+    let imbalances = watchdog(Duration::from_secs(300), || {
+        let b = Barrier::new(
+            2,
+            Recorder {
+                spin_ns: AtomicU64::new(Duration::from_secs(5).as_nanos() as u64),
+                ..Recorder::default()
+            },
+        )
+        .unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..EPISODES {
+                    b.wait().unwrap();
+                }
+            });
+            // Episode 1: the other thread arrives first, spins (up to 5 s) and stamps.
+            std::thread::sleep(Duration::from_millis(20));
+            b.strategy().episode.store(1, Ordering::Relaxed);
+            b.wait().unwrap();
+            // From episode 2 on every wait blocks at once: no stamps.
+            b.strategy().spin_ns.store(0, Ordering::Relaxed);
+            for e in 2..=EPISODES {
+                b.strategy().episode.store(e, Ordering::Relaxed);
+                b.wait().unwrap();
+            }
+        });
+        let recorded = b.strategy().imbalances.lock().unwrap().clone();
+        recorded
+    });
+    // Episode 2's first arrival may still have read the long spin before it was set to 0.
+    let late: Vec<_> = imbalances.iter().filter(|(e, _)| *e > 2).collect();
+    assert!(
+        late.is_empty(),
+        "imbalances reported from stale stamps: {late:?}"
+    );
+    assert!(
+        imbalances.iter().any(|(e, _)| *e == 1),
+        "episode 1's stamp was not used: {imbalances:?}"
+    );
+}

@@ -223,6 +223,10 @@ impl<S: TwoPhase> Barrier<S> {
         let mut carried = false;
         let last = loop {
             if old & POISON != 0 {
+                if carried {
+                    // The release that carried never happened.
+                    self.wraps.fetch_sub(1, Ordering::Release);
+                }
                 return Err(Error::poisoned());
             }
             let last = count(old) + 1 == self.n;
@@ -291,6 +295,18 @@ impl<S: TwoPhase> Barrier<S> {
             return;
         }
         let first = self.line.first.load(Ordering::Relaxed);
+        if first != u64::MAX {
+            // Used or stale, the stamp must not outlive this episode: the episode in its tag
+            // repeats every 2^EPISODE_BITS releases, and a leader then would take it for its own
+            // first arrival (an imbalance as long as the time since). Only the value read: the
+            // next episode's first arriver may already have stamped.
+            let _ = self.line.first.compare_exchange(
+                first,
+                u64::MAX,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
         if self.n > 1 && first & !TIME_MASK == Self::tag(ep) {
             let now = self.now_ns(Instant::now());
             self.strategy
