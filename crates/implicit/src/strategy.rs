@@ -276,8 +276,35 @@ fn load_estimate(w: &AtomicU64) -> Option<Duration> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// The estimator's lock if it is free (a panic while it was held does not matter: the
+/// estimator stays consistent between calls). A learner that finds it taken, by another
+/// thread sharing the estimator, skips its sample rather than block: strategies' callbacks
+/// must not block.
+fn try_lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
+/// Records `count` samples of `waited` and publishes the new estimate and spin time, under the
+/// estimator's lock, so that two learners cannot publish out of order.
+fn learn(
+    estimator: &Mutex<Estimator>,
+    estimate_ns: &AtomicU64,
+    spin_ns: &AtomicU64,
+    rule: &SpinRule,
+    waited: Duration,
+    count: u32,
+) {
+    let Some(mut e) = try_lock(estimator) else {
+        return;
+    };
+    e.record_n(waited, count);
+    let est = e.estimate();
+    store_if_changed(estimate_ns, est.map_or(NONE, nanos));
+    store_if_changed(spin_ns, nanos(rule.barrier_spin(est)));
 }
 
 /// Block at once (the paper's "immediate blocking"; spin time 0).
@@ -462,13 +489,14 @@ impl AdaptiveLocal {
 
     fn record_local(&self, waited: Duration, count: u32) {
         let slot = self.slot();
-        let est = {
-            let mut e = lock(&slot.estimator);
-            e.record_n(waited, count);
-            e.estimate()
-        };
-        store_if_changed(&slot.estimate_ns, est.map_or(NONE, nanos));
-        store_if_changed(&slot.spin_ns, nanos(self.rule.barrier_spin(est)));
+        learn(
+            &slot.estimator,
+            &slot.estimate_ns,
+            &slot.spin_ns,
+            &self.rule,
+            waited,
+            count,
+        );
     }
 }
 
@@ -566,14 +594,14 @@ impl AdaptiveGlobal {
     fn record_global(&self, imbalance: Duration, count: u32) {
         // One last arriver per episode; a concurrent one (another barrier sharing this
         // strategy) skips its sample rather than wait.
-        let Ok(mut e) = self.estimator.try_lock() else {
-            return;
-        };
-        e.record_n(imbalance, count);
-        let est = e.estimate();
-        drop(e);
-        store_if_changed(&self.estimate_ns, est.map_or(NONE, nanos));
-        store_if_changed(&self.spin_ns, nanos(self.rule.barrier_spin(est)));
+        learn(
+            &self.estimator,
+            &self.estimate_ns,
+            &self.spin_ns,
+            &self.rule,
+            imbalance,
+            count,
+        );
     }
 }
 
