@@ -416,8 +416,11 @@ fn scheduler_main(sh: &Shared) {
         let now = sys::now_ns();
         if let Some(c) = cur {
             if sh.slots[c].gangs.load(Ordering::SeqCst) == 0 {
-                // Its gangs are gone: nothing to stop (their threads have left).
-                sh.slots[c].run.store(0, Ordering::SeqCst);
+                // Its gangs are gone. Stop it with the full protocol all the same: a new gang
+                // may have been placed in the freed slot since the check, and its threads,
+                // which saw the slot running, must not go on running beside the next slot.
+                // With no thread bound this is one store and a look at each cell.
+                sh.stop_slot(c);
                 sh.current.store(NO_SLOT, Ordering::SeqCst);
                 cur = None;
             }

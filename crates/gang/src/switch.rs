@@ -26,7 +26,10 @@
 //! # How a thread stops
 //!
 //! A thread parks (`park_if_stopped`) by stamping its cell, setting `PARKED`, bumping and
-//! waking `ack`, and then futex-waiting on its slot's `run` until it is 1. It gets there from:
+//! waking `ack`, and then futex-waiting on its slot's `run` until it is 1. Then it clears
+//! `PARKED` and reads `run` again: a slot stopped again in between saw the thread parked and
+//! sent it no signal, so the thread parks again. An `IDLE` thread never parks (it parks when it
+//! leaves the idle state, if its slot is stopped then). It gets there from:
 //!
 //! - the signal handler (`on_stop_signal`), unless the thread is inside a
 //!   [`preempt_off`] section: then the handler only records a pending stop,
@@ -243,8 +246,13 @@ impl Shared {
                     // the thread is alive during the call.
                     if unsafe { sys::kill_thread(thread, self.signal) } {
                         signalled += 1;
+                        cell.state.fetch_and(!KILLING, Ordering::SeqCst);
+                    } else {
+                        // No signal is on its way (the queue of real-time signals is full):
+                        // clear SIGNALED too, or no later switch would signal this thread.
+                        cell.state
+                            .fetch_and(!(KILLING | SIGNALED), Ordering::SeqCst);
                     }
-                    cell.state.fetch_and(!KILLING, Ordering::SeqCst);
                     break;
                 }
             }
@@ -308,16 +316,19 @@ enum Cause {
 }
 
 /// Parks the calling thread while its slot is stopped. Async-signal-safe.
+///
+/// An idle thread never parks here (it is not runnable, and the scheduler need not resume its
+/// slot soon): a stop deferred just as the thread went idle is dropped, and the thread parks,
+/// if its slot is stopped, when it leaves the idle state.
 fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
     let s = &shared.slots[slot];
     if s.run.load(Ordering::SeqCst) != 0 {
         return false;
     }
     let cell = &s.cells[col];
-    cell.stopped_ns.store(sys::now_ns(), Ordering::Relaxed);
-    cell.state.fetch_or(PARKED, Ordering::SeqCst);
-    shared.ack.fetch_add(1, Ordering::SeqCst);
-    sys::futex_wake(&shared.ack, 1);
+    if cell.state.load(Ordering::SeqCst) & IDLE != 0 {
+        return false;
+    }
     let counter = match cause {
         Cause::Signal => Some(&shared.stats.signal_stops),
         Cause::SafePoint => Some(&shared.stats.cooperative_stops),
@@ -326,11 +337,22 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
     if let Some(c) = counter {
         c.fetch_add(1, Ordering::Relaxed);
     }
-    while s.run.load(Ordering::SeqCst) == 0 {
-        sys::futex_wait(&s.run, 0, None);
+    loop {
+        cell.stopped_ns.store(sys::now_ns(), Ordering::Relaxed);
+        cell.state.fetch_or(PARKED, Ordering::SeqCst);
+        shared.ack.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake(&shared.ack, 1);
+        while s.run.load(Ordering::SeqCst) == 0 {
+            sys::futex_wait(&s.run, 0, None);
+        }
+        // Clear PARKED, then look at `run` again (both SeqCst, against the scheduler's
+        // `run = 0`, then its read of the state): a slot stopped again before PARKED was
+        // cleared found this thread parked and sent no signal, so it must park again here.
+        cell.state.fetch_and(!PARKED, Ordering::SeqCst);
+        if s.run.load(Ordering::SeqCst) != 0 {
+            return true;
+        }
     }
-    cell.state.fetch_and(!PARKED, Ordering::SeqCst);
-    true
 }
 
 /// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
