@@ -137,7 +137,7 @@ impl Builder {
     /// Checks the configuration and builds the runtime. No worker starts before the first
     /// region.
     pub fn build(self) -> Result<Runtime, Error> {
-        self.build_with_env(|k| std::env::var(k).ok())
+        self.build_with_env(env_var)
     }
 
     pub(crate) fn build_with_env(
@@ -190,7 +190,13 @@ fn parse_max_threads(v: &str) -> Result<usize, Error> {
 /// `fixed:N` (a team of N), `single`, `asat` (with its settings from `ASAT_EVAL_TIME`,
 /// `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`, `ASAT_GOOD_TRIG`).
 pub fn parse_policy(v: &str) -> Result<Arc<dyn Policy>, Error> {
-    parse_policy_with_env(v, &|k| std::env::var(k).ok())
+    parse_policy_with_env(v, &env_var)
+}
+
+/// An environment variable's value; one that is not UTF-8 comes back with its bad bytes
+/// replaced, so that it fails to parse (a clear error) instead of passing for unset.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
 pub(crate) fn parse_policy_with_env(

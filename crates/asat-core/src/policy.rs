@@ -25,8 +25,12 @@ use crate::{CpuSet, Error, ThreadHandle, WaitStrategy};
 ///
 /// Region starts on one runtime are serialized, so `plan` and `region_end` never run
 /// concurrently with themselves for one runtime; the same policy object shared by several
-/// runtimes does see concurrent calls. No hook may panic (a panic in a hook aborts the region
-/// like a panic in user code would, but leaves the policy's own state to the policy).
+/// runtimes does see concurrent calls. No hook should panic. If one does, the runtime stays
+/// sound and usable, and the policy's own state is the policy's business: a panic in `plan`,
+/// `placement`, `safe_point` or `region_end` is re-raised by the call that started the region
+/// (after the team has joined; a member's own panic takes precedence), and one in
+/// `thread_start` or `thread_stop` is caught (the panic hook has reported it) so that the
+/// worker goes on. A region started from inside a hook runs inline, with a team of one.
 pub trait Policy: Send + Sync + fmt::Debug {
     /// A short name for messages and reports (`"fixed"`, `"asat"`).
     fn name(&self) -> &str;

@@ -109,6 +109,8 @@ pub(crate) struct Inner {
     mailboxes: Box<[CachePadded<Mailbox>]>,
     join_event: CachePadded<Event>,
     shutdown: AtomicBool,
+    /// Worker threads started (read without the region lock, which a region holds).
+    workers_started: AtomicUsize,
     /// Written at every region, like `region_lock`.
     stats: CachePadded<Counters>,
     hooks: Hooks,
@@ -224,6 +226,7 @@ impl Runtime {
                     .collect(),
                 join_event: CachePadded::new(Event::default()),
                 shutdown: AtomicBool::new(false),
+                workers_started: AtomicUsize::new(0),
                 stats: CachePadded::default(),
                 hooks,
             }),
@@ -245,9 +248,9 @@ impl Runtime {
         &self.inner.wait
     }
 
-    /// The number of worker threads started so far.
+    /// The number of worker threads started so far. (Callable from inside a region.)
     pub fn workers_started(&self) -> usize {
-        self.inner.region_lock.lock().workers.len()
+        self.inner.workers_started.load(Ordering::Relaxed)
     }
 
     /// Counters since the runtime was built.
@@ -289,6 +292,9 @@ impl Runtime {
         }
         let inner = &*self.inner;
         let mut ctl = inner.region_lock.lock();
+        // While this thread holds the region lock, a region it starts from a callback (the
+        // policy's, the wait strategy's, a placement) runs inline instead of deadlocking.
+        let _in_region = InRegion::enter();
         let (team, mut started) = self.decide(&mut ctl);
         let spawned = ctl.workers.len();
         let team = self.ensure_workers(&mut ctl, team);
@@ -403,6 +409,38 @@ impl Runtime {
     }
 }
 
+/// Marks the calling thread as inside a region until dropped (unwinding included), then
+/// restores what it was.
+struct InRegion(bool);
+
+impl InRegion {
+    fn enter() -> Self {
+        Self(IN_REGION.with(|r| r.replace(true)))
+    }
+}
+
+impl Drop for InRegion {
+    fn drop(&mut self) {
+        IN_REGION.with(|r| r.set(self.0));
+    }
+}
+
+/// Aborts the process if dropped while unwinding: held by the starting thread while workers
+/// may still run a region's body, which lives on its stack. Every user callback in that
+/// window is run under `catch_unwind`, so only a bug in the runtime could unwind there; an
+/// abort is then the only sound outcome (freeing what the workers use would be undefined
+/// behaviour).
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("asat-core: unwinding while workers run a region; aborting");
+            std::process::abort();
+        }
+    }
+}
+
 /// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.
 struct SlicePtr<T>(*mut T);
 // SAFETY: the pointer is only used to build disjoint sub-slices, one per chunk, of a slice that
@@ -504,8 +542,11 @@ impl Runtime {
             st.probe_enter[m].store(u64::MAX, Ordering::Relaxed);
             st.probe_leave[m].store(0, Ordering::Relaxed);
         }
-        let panic = self.execute(ctl, n, &body, Shape::Probe, began);
-        debug_assert!(panic.is_none(), "the probe body does not panic");
+        if let Some(p) = self.execute(ctl, n, &body, Shape::Probe, began) {
+            // Only a callback can panic in a probe (the policy's safe point at the barrier):
+            // re-raised now that every member is done, as a region's panic would be.
+            resume_unwind(p);
+        }
         let first_in = st.probe_enter[..n]
             .iter()
             .map(|a| a.load(Ordering::Relaxed))
@@ -554,6 +595,7 @@ impl Runtime {
         st.reset(timing.then_some(started), ctl.dirty);
         let workers = &inner.mailboxes[1..size];
         let (job_data, job_call) = job.to_words();
+        let guard = AbortOnUnwind;
         for mb in workers {
             mb.job_data.store(job_data, Ordering::Relaxed);
             mb.job_call.store(job_call, Ordering::Relaxed);
@@ -596,6 +638,8 @@ impl Runtime {
         {
             st.blocks.fetch_add(1, Ordering::Relaxed);
         }
+        // Every member is done with the body.
+        drop(guard);
         let ended = Instant::now();
         let wall = ended.saturating_duration_since(started);
         let departure_ns = wall.as_nanos() as u64;
@@ -664,8 +708,10 @@ impl Runtime {
                 .fetch_add(wall.as_nanos() as u64, Ordering::Relaxed);
             report.timing = Some(t);
         }
-        inner.policy.region_end(&report);
-        panic
+        // A panic in region_end propagates like a member's, but a member's comes first (the
+        // runtime is consistent either way: the region is over).
+        let ended = catch_unwind(AssertUnwindSafe(|| inner.policy.region_end(&report)));
+        panic.or(ended.err())
     }
 
     /// Starts workers so that a team of `size` can run; returns the size that can (smaller
@@ -674,12 +720,20 @@ impl Runtime {
         while ctl.workers.len() + 1 < size {
             let index = ctl.workers.len() + 1;
             let inner = Arc::clone(&self.inner);
-            let mut b = thread::Builder::new().name(self.inner.hooks.thread_name(index));
+            // std refuses names with a NUL byte (it would panic at every region): drop them.
+            let mut name = self.inner.hooks.thread_name(index);
+            name.retain(|c| c != '\0');
+            let mut b = thread::Builder::new().name(name);
             if let Some(s) = self.inner.hooks.stack_size {
                 b = b.stack_size(s);
             }
             match b.spawn(move || inner.worker_main(index)) {
-                Ok(h) => ctl.workers.push(h),
+                Ok(h) => {
+                    ctl.workers.push(h);
+                    self.inner
+                        .workers_started
+                        .store(ctl.workers.len(), Ordering::Relaxed);
+                }
                 Err(_) => break,
             }
         }
@@ -817,11 +871,16 @@ impl Mailbox {
 impl Inner {
     fn worker_main(&self, index: usize) {
         let thread = ThreadHandle::current();
-        if let Some(h) = &self.hooks.on_start {
-            h(index);
-        }
         let info = ThreadInfo { index, thread };
-        self.policy.thread_start(&info);
+        // The hooks and the policy's thread callbacks are user code. A panic in one (the panic
+        // hook has reported it) must not end the worker: a region posted to it would wait for
+        // it forever.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(h) = &self.hooks.on_start {
+                h(index);
+            }
+            self.policy.thread_start(&info);
+        }));
         let mb = &self.mailboxes[index];
         let mut seen = 0u32;
         let idle = WaitInfo {
@@ -866,10 +925,12 @@ impl Inner {
             mb.state.store(token ^ POSTED ^ FINISHED, Ordering::SeqCst);
             self.join_event.notify_sleepers();
         }
-        self.policy.thread_stop(&info);
-        if let Some(h) = &self.hooks.on_stop {
-            h(index);
-        }
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            self.policy.thread_stop(&info);
+            if let Some(h) = &self.hooks.on_stop {
+                h(index);
+            }
+        }));
     }
 
     /// One member's part of a region: placement, body. Returns the arrival time at the join
@@ -892,14 +953,18 @@ impl Inner {
             thread,
             _not_send: std::marker::PhantomData,
         };
-        let restore = if place { self.place(&team) } else { None };
-        IN_REGION.with(|r| r.set(true));
+        let mut restore = None;
+        let in_region = InRegion::enter();
         let result = catch_unwind(AssertUnwindSafe(|| {
+            // The policy's placement is user code too: a panic in it poisons the region.
+            if place {
+                restore = self.place(&team);
+            }
             // SAFETY: the JobRef and its closure outlive every member's run (see the job module
             // docs): the starting thread waits for all members before returning.
             unsafe { job.run(&team) }
         }));
-        IN_REGION.with(|r| r.set(false));
+        drop(in_region);
         if let Err(payload) = result {
             st.poison(payload);
         }

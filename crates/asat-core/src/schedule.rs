@@ -68,15 +68,31 @@ pub(crate) fn take_chunk(
     match schedule {
         Schedule::Static => None,
         Schedule::Dynamic { chunk } => {
-            let chunk = chunk.max(1);
+            let chunk = chunk.clamp(1, len.max(1));
             // Relaxed is enough: the counter only partitions indices; the data the loop body
             // touches is published by the region start and the join.
-            let lo = next.fetch_add(chunk, Ordering::Relaxed);
+            //
+            // Each member adds `chunk` once more after the last chunk is gone, so the counter
+            // ends at most `len + size * chunk` (rounded up to a chunk): a `fetch_add` is safe
+            // while that does not overflow. Beyond it (ranges near `usize::MAX`) the counter
+            // could wrap around and hand out indices again, so it moves by compare-and-swap
+            // and never past `len`.
+            let fits = chunk
+                .checked_mul(size + 1)
+                .and_then(|m| len.checked_add(m))
+                .is_some();
+            let lo = if fits {
+                next.fetch_add(chunk, Ordering::Relaxed)
+            } else {
+                next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |lo| {
+                    (lo < len).then(|| lo + chunk.min(len - lo))
+                })
+                .ok()?
+            };
             if lo >= len {
-                // Keep the counter from creeping towards overflow on very long spins.
                 return None;
             }
-            Some(lo..(lo + chunk).min(len))
+            Some(lo..lo + chunk.min(len - lo))
         }
         Schedule::Guided { min_chunk } => {
             let mut lo = next.load(Ordering::Relaxed);

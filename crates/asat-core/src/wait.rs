@@ -26,6 +26,7 @@
 //! [`IDLE_SPIN_CAP`] whatever the strategy returns, so an idle runtime never burns a CPU.
 
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use crate::sync::{dekker_fence, AtomicU32, FutexWord, Ordering};
@@ -80,7 +81,11 @@ pub struct WaitOutcome {
 /// All methods are called by the waiting thread itself (or, for
 /// [`all_arrived`](WaitStrategy::all_arrived), by the last thread to arrive at a barrier, just
 /// before it releases the others). They must not block, must not panic, and should be cheap:
-/// they sit on the barrier's critical path.
+/// they sit on the barrier's critical path. A panic in [`spin_limit`](WaitStrategy::spin_limit)
+/// or [`waited`](WaitStrategy::waited) is caught (after the panic hook has reported it): the
+/// wait then blocks at once, or its report is dropped. A panic in
+/// [`wants_arrivals`](WaitStrategy::wants_arrivals) or
+/// [`all_arrived`](WaitStrategy::all_arrived) poisons the region, as a panic of its body does.
 pub trait WaitStrategy: Send + Sync + fmt::Debug {
     /// How long to spin before blocking. [`Duration::MAX`] spins until released (for
     /// [`WaitSite::Idle`] the runtime caps it at [`IDLE_SPIN_CAP`]); [`Duration::ZERO`] blocks at
@@ -256,7 +261,11 @@ impl Event {
         info: &WaitInfo,
     ) -> WaitOutcome {
         let start = Instant::now();
-        let mut limit = strategy.spin_limit(info);
+        // A strategy is user code; a panic in it (the panic hook has reported it) must not
+        // unwind out of a wait: the thread at a join holds the region's body on its stack while
+        // workers run it, and an idle worker that unwound would never run a region again.
+        let mut limit =
+            catch_unwind(AssertUnwindSafe(|| strategy.spin_limit(info))).unwrap_or(Duration::ZERO);
         if info.site == WaitSite::Idle {
             limit = limit.min(IDLE_SPIN_CAP);
         }
@@ -278,7 +287,7 @@ impl Event {
             waited: start.elapsed(),
             blocked,
         };
-        strategy.waited(info, &outcome);
+        let _ = catch_unwind(AssertUnwindSafe(|| strategy.waited(info, &outcome)));
         outcome
     }
 }

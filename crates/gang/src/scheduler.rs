@@ -106,7 +106,8 @@ impl GangSchedulerBuilder {
 
     /// Checks the configuration, installs the signal handler and starts the scheduler thread.
     pub fn build(self) -> Result<GangScheduler, Error> {
-        self.build_with_env(|k| std::env::var(k).ok())
+        // A value that is not UTF-8 keeps its bad bytes replaced, so it fails to parse.
+        self.build_with_env(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()))
     }
 
     pub(crate) fn build_with_env(
