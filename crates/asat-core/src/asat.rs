@@ -270,7 +270,9 @@ impl AsatLogic {
             return t;
         }
         match self.recent.iter().min() {
-            Some(&base) => (base * BAD_FACTOR).clamp(MIN_BAD_TIME, MAX_BAD_TIME),
+            Some(&base) => base
+                .saturating_mul(BAD_FACTOR)
+                .clamp(MIN_BAD_TIME, MAX_BAD_TIME),
             None => DEFAULT_BAD_TIME,
         }
     }
@@ -436,8 +438,12 @@ impl AsatLogic {
         };
         if self.threads > self.bound {
             self.threads = self.bound;
-            // A clamp ends any probation: the team is no longer the one that grew.
+            // A clamp ends any probation and the counts: the team is no longer the one that
+            // grew, nor the one the evaluations so far were about.
             self.probation = false;
+            self.bad_count = 0;
+            self.good_count = 0;
+            self.grew_at = None;
             eval.threads_after = self.threads;
             eval.decision = Decision::Clamp;
             self.restart_samples();
@@ -450,10 +456,10 @@ impl AsatLogic {
         let undo_growth = bad && self.probation;
         self.probation = false;
         if bad {
-            self.bad_count += 1;
+            self.bad_count = self.bad_count.saturating_add(1);
             self.good_count = 0;
         } else {
-            self.good_count += 1;
+            self.good_count = self.good_count.saturating_add(1);
             self.bad_count = 0;
         }
         if (self.bad_count >= self.config.bad_trig || undo_growth) && self.threads > 1 {
@@ -512,13 +518,15 @@ impl AsatLogic {
 #[derive(Debug)]
 pub struct Asat {
     state: Mutex<State>,
+    /// Apart from `state`, which every region start takes: copying a long history for a
+    /// reader then holds up only the next evaluation, not every region start.
+    history: Mutex<VecDeque<Evaluation>>,
 }
 
 #[derive(Debug)]
 struct State {
     logic: Option<AsatLogic>,
     config: AsatConfig,
-    history: VecDeque<Evaluation>,
 }
 
 impl Default for Asat {
@@ -539,8 +547,8 @@ impl Asat {
             state: Mutex::new(State {
                 logic: None,
                 config,
-                history: VecDeque::new(),
             }),
+            history: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -605,7 +613,7 @@ impl Asat {
 
     /// Every evaluation so far (the last [`HISTORY_LIMIT`]), oldest first.
     pub fn history(&self) -> Vec<Evaluation> {
-        self.state.lock().history.iter().copied().collect()
+        self.history.lock().iter().copied().collect()
     }
 }
 
@@ -626,7 +634,10 @@ fn parse_duration(v: &str) -> Option<Duration> {
     };
     let x: f64 = num.trim().parse().ok()?;
     let secs = x * scale;
-    (secs.is_finite() && secs > 0.0 && secs < 1e6).then(|| Duration::from_secs_f64(secs))
+    // At least a nanosecond: a value that rounds to zero is as wrong as 0.
+    (1e-9..1e6)
+        .contains(&secs)
+        .then(|| Duration::from_secs_f64(secs))
 }
 
 impl Policy for Asat {
@@ -661,13 +672,14 @@ impl Policy for Asat {
 
     fn plan(&self, start: &RegionStart) -> Plan {
         let mut st = self.state.lock();
-        let State { logic, history, .. } = &mut *st;
-        let Some(logic) = logic.as_mut() else {
+        let Some(logic) = st.logic.as_mut() else {
             return Plan::run(start.max_threads);
         };
         let max = start.max_threads;
         let step = logic.step(start.now, start.probe, || start.cpu_budget().min(max));
+        drop(st);
         if let Some(e) = step.evaluation {
+            let mut history = self.history.lock();
             if history.len() == HISTORY_LIMIT {
                 history.pop_front();
             }
@@ -935,6 +947,32 @@ mod tests {
     }
 
     #[test]
+    fn a_clamp_forgets_what_the_larger_team_counted() {
+        // One bad evaluation of 4 threads, then the bound drops to 2: the clamped team starts
+        // counting afresh, so one bad evaluation of it does not drop it below the new bound.
+        let t0 = Instant::now();
+        let mut l = AsatLogic::new(cfg(), 4);
+        let bad = |_: usize| 900 * US;
+        let (n, _, e) = region(&mut l, t0, 4, &bad);
+        assert_eq!((n, e.unwrap().decision), (4, Decision::Keep));
+        let (n, _, e) = region(&mut l, t0 + 100 * MS, 2, &bad);
+        assert_eq!((n, e.unwrap().decision), (2, Decision::Clamp));
+        let (n, _, e) = region(&mut l, t0 + 200 * MS, 2, &bad);
+        assert_eq!((n, e.unwrap().decision), (2, Decision::Keep));
+        let (n, _, e) = region(&mut l, t0 + 300 * MS, 2, &bad);
+        assert_eq!((n, e.unwrap().decision), (1, Decision::Drop));
+    }
+
+    #[test]
+    fn an_absurd_passage_does_not_overflow_the_threshold() {
+        let mut c = cfg();
+        c.bad_time = None;
+        let mut l = AsatLogic::new(c, 2);
+        region(&mut l, Instant::now(), 2, &|_| Duration::MAX);
+        assert_eq!(l.bad_time(), MAX_BAD_TIME);
+    }
+
+    #[test]
     fn derived_threshold_follows_the_smallest_recent_passage() {
         let mut c = cfg();
         c.bad_time = None;
@@ -1012,6 +1050,9 @@ mod tests {
             ),
             "{e}"
         );
+        // A time that rounds to zero is an error naming the variable, not an attach error.
+        let e = Asat::from_env_with(&env(&[("ASAT_EVAL_TIME", "1e-10")])).unwrap_err();
+        assert!(e.to_string().contains("ASAT_EVAL_TIME"), "{e}");
         let e = Asat::from_env_with(&env(&[("ASAT_BAD_TRIG", "0")])).unwrap_err();
         assert!(e.to_string().contains("between 1 and 1000"), "{e}");
         let e = Asat::from_env_with(&env(&[("ASAT_SAMPLES", "x")])).unwrap_err();

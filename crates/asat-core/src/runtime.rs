@@ -525,7 +525,7 @@ impl Runtime {
                         let k = workers.iter().filter(|mb| mb.revoke()).count();
                         if k > 0 {
                             given_up.store(k as u32, Ordering::Relaxed);
-                            waited_ns.store(st.now_ns() - enter, Ordering::Relaxed);
+                            waited_ns.store(st.now_ns().saturating_sub(enter), Ordering::Relaxed);
                             // The revoked members will never arrive: arrive for them.
                             st.arrive_for(k);
                         }
@@ -990,7 +990,13 @@ impl Inner {
             return None;
         }
         let old = if team.member == 0 {
-            affinity::get().ok()
+            // The starting thread gets its own mask back after the region; one that cannot
+            // be read (CPUs beyond a CpuSet's range) could not be restored, so the thread
+            // is not pinned at all.
+            match affinity::get() {
+                Ok(mask) => Some(mask),
+                Err(_) => return None,
+            }
         } else {
             None
         };

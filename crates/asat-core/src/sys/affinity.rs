@@ -1,4 +1,7 @@
-//! CPU affinity of the calling thread.
+//! CPU affinity of the calling thread, and the CPUs the process may use (its affinity mask
+//! and cgroup CPU quota).
+
+use std::path::{Path, PathBuf};
 
 use crate::CpuSet;
 
@@ -12,21 +15,48 @@ fn to_libc(set: &CpuSet) -> libc::cpu_set_t {
     raw
 }
 
-/// The calling thread's affinity mask.
+/// The calling thread's affinity mask as the kernel's words (CPU `n` is bit `n % 64` of word
+/// `n / 64`), however many CPUs the kernel supports: `sched_getaffinity` fails with `EINVAL`
+/// when the buffer has fewer bits than the kernel has CPU ids (more than 1024 on big
+/// machines), so the buffer grows until it fits.
+fn raw_mask() -> std::io::Result<Vec<u64>> {
+    let mut words = CpuSet::CAPACITY / 64;
+    loop {
+        let mut buf = vec![0u64; words];
+        // SAFETY: `buf` is writable for the size passed; the kernel writes at most that many
+        // bytes of mask, in the layout of `cpu_set_t` (an array of unsigned longs).
+        let rc = unsafe { libc::sched_getaffinity(0, words * 8, buf.as_mut_ptr().cast()) };
+        if rc == 0 {
+            return Ok(buf);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) || words >= 1 << 16 {
+            return Err(e);
+        }
+        words *= 2;
+    }
+}
+
+/// The calling thread's affinity mask. An error if it holds a CPU a [`CpuSet`] cannot
+/// (numbered [`CpuSet::CAPACITY`] or more).
 pub(crate) fn get() -> std::io::Result<CpuSet> {
-    // SAFETY: as in `to_libc`, all-zeroes is a valid cpu_set_t.
-    let mut raw: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut raw) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
+    let raw = raw_mask()?;
+    let words = CpuSet::CAPACITY / 64;
+    if raw.iter().skip(words).any(|&w| w != 0) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            format!(
+                "the affinity mask holds CPUs numbered {} or more, which a CpuSet cannot hold",
+                CpuSet::CAPACITY
+            ),
+        ));
     }
     let mut set = CpuSet::new();
-    for cpu in 0..CpuSet::CAPACITY {
-        // SAFETY: `cpu` < CAPACITY = CPU_SETSIZE, in range of `raw`.
-        if unsafe { libc::CPU_ISSET(cpu, &raw) } {
-            set.insert(cpu);
+    for (i, &w) in raw.iter().take(words).enumerate() {
+        for b in 0..64 {
+            if w & (1 << b) != 0 {
+                set.insert(i * 64 + b);
+            }
         }
     }
     Ok(set)
@@ -43,10 +73,12 @@ pub(crate) fn set(set: &CpuSet) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The CPUs this process may use: the calling thread's affinity mask, limited by the cgroup CPU
-/// quota (rounded up), at least 1.
+/// The CPUs this process may use: the number of CPUs in the calling thread's affinity mask
+/// (all of them, however many), limited by the cgroup CPU quota (rounded up), at least 1.
 pub(crate) fn cpu_budget() -> usize {
-    let mask = get().map(|s| s.len()).unwrap_or(0);
+    let mask = raw_mask()
+        .map(|r| r.iter().map(|w| w.count_ones() as usize).sum())
+        .unwrap_or(0);
     let mask = if mask == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -61,39 +93,143 @@ pub(crate) fn cpu_budget() -> usize {
 /// The tightest CPU quota (in CPUs) of this process's cgroup and its ancestors, if any.
 fn cgroup_quota() -> Option<f64> {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let mut best: Option<f64> = None;
-    let mut take = |q: Option<f64>| {
-        if let Some(q) = q {
-            best = Some(best.map_or(q, |b: f64| b.min(q)));
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    quota_from(&cgroups, &mountinfo, &|p| std::fs::read_to_string(p).ok())
+}
+
+/// Where a cgroup hierarchy is mounted: the cgroup path shown at the mount point (`root`: `/`
+/// unless the mount shows a sub-tree, as in some containers), and the mount point.
+#[derive(Clone, Debug, PartialEq)]
+struct CgroupMount {
+    root: PathBuf,
+    point: PathBuf,
+}
+
+impl CgroupMount {
+    fn at(point: &str) -> Self {
+        Self {
+            root: PathBuf::from("/"),
+            point: PathBuf::from(point),
         }
-    };
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let mut dir = std::path::PathBuf::from(path);
-        loop {
-            let rel = dir.strip_prefix("/").unwrap_or(&dir);
-            if controllers.is_empty() {
-                // cgroup v2
-                let p = std::path::Path::new("/sys/fs/cgroup")
-                    .join(rel)
-                    .join("cpu.max");
-                take(
-                    std::fs::read_to_string(p)
-                        .ok()
-                        .and_then(|s| parse_cpu_max(&s)),
-                );
-            } else if controllers.split(',').any(|c| c == "cpu") {
-                // cgroup v1
-                let base = std::path::Path::new("/sys/fs/cgroup/cpu,cpuacct").join(rel);
-                let quota = std::fs::read_to_string(base.join("cpu.cfs_quota_us")).ok();
-                let period = std::fs::read_to_string(base.join("cpu.cfs_period_us")).ok();
-                if let (Some(q), Some(p)) = (quota, period) {
-                    take(parse_cpu_max(&format!("{} {}", q.trim(), p.trim())));
+    }
+}
+
+/// The cgroup v2 mount and the v1 mount of the `cpu` controller, from `/proc/self/mountinfo`
+/// (the first of each).
+fn cgroup_mounts(mountinfo: &str) -> (Option<CgroupMount>, Option<CgroupMount>) {
+    let (mut v2, mut v1) = (None, None);
+    for line in mountinfo.lines() {
+        // `id parent major:minor root point options [optional...] - fstype source superoptions`
+        let Some((before, after)) = line.split_once(" - ") else {
+            continue;
+        };
+        let before: Vec<&str> = before.split(' ').collect();
+        let mut after = after.split(' ');
+        let (Some(root), Some(point), Some(fstype)) = (before.get(3), before.get(4), after.next())
+        else {
+            continue;
+        };
+        let mount = || CgroupMount {
+            root: PathBuf::from(unescape(root)),
+            point: PathBuf::from(unescape(point)),
+        };
+        match fstype {
+            "cgroup2" if v2.is_none() => v2 = Some(mount()),
+            "cgroup" if v1.is_none() => {
+                let options = after.nth(1).unwrap_or("");
+                if options.split(',').any(|o| o == "cpu") {
+                    v1 = Some(mount());
                 }
             }
-            if !dir.pop() {
-                break;
+            _ => {}
+        }
+    }
+    (v2, v1)
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space, and so on).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The tightest quota over the cgroups listed in `cgroups` (`/proc/self/cgroup`) and their
+/// ancestors up to the hierarchy's mount point, found through `mountinfo`; `read` reads a
+/// file. Without a mount in `mountinfo`, the usual places are tried (`/sys/fs/cgroup` for v2,
+/// `/sys/fs/cgroup/cpu,cpuacct` and `/sys/fs/cgroup/cpu` for v1).
+fn quota_from(
+    cgroups: &str,
+    mountinfo: &str,
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> Option<f64> {
+    let (v2, v1) = cgroup_mounts(mountinfo);
+    let v2 = v2.map_or_else(|| vec![CgroupMount::at("/sys/fs/cgroup")], |m| vec![m]);
+    let v1 = v1.map_or_else(
+        || {
+            vec![
+                CgroupMount::at("/sys/fs/cgroup/cpu,cpuacct"),
+                CgroupMount::at("/sys/fs/cgroup/cpu"),
+            ]
+        },
+        |m| vec![m],
+    );
+    let mut best: Option<f64> = None;
+    for line in cgroups.lines() {
+        // `hierarchy-id:controllers:path`; a malformed line is skipped, not fatal.
+        let Some((_, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let Some((controllers, path)) = rest.split_once(':') else {
+            continue;
+        };
+        let (mounts, v2_files) = if controllers.is_empty() {
+            (&v2, true)
+        } else if controllers.split(',').any(|c| c == "cpu") {
+            (&v1, false)
+        } else {
+            continue;
+        };
+        for m in mounts {
+            // A cgroup outside the mount's sub-tree is not visible through it.
+            let Ok(rel) = Path::new(path).strip_prefix(&m.root) else {
+                continue;
+            };
+            let mut dir = m.point.join(rel);
+            loop {
+                let q = if v2_files {
+                    read(&dir.join("cpu.max")).and_then(|s| parse_cpu_max(&s))
+                } else {
+                    match (
+                        read(&dir.join("cpu.cfs_quota_us")),
+                        read(&dir.join("cpu.cfs_period_us")),
+                    ) {
+                        (Some(q), Some(p)) => parse_cpu_max(&format!("{} {}", q.trim(), p.trim())),
+                        _ => None,
+                    }
+                };
+                if let Some(q) = q {
+                    best = Some(best.map_or(q, |b: f64| b.min(q)));
+                }
+                if dir == m.point || !dir.pop() {
+                    break;
+                }
             }
         }
     }
@@ -124,6 +260,66 @@ mod tests {
         assert_eq!(parse_cpu_max("50000 100000"), Some(0.5));
         assert_eq!(parse_cpu_max("200000 100000"), Some(2.0));
         assert_eq!(parse_cpu_max("garbage"), None);
+    }
+
+    /// `quota_from` over a fake file system.
+    fn quota(cgroups: &str, mountinfo: &str, files: &[(&str, &str)]) -> Option<f64> {
+        let files: std::collections::HashMap<PathBuf, String> = files
+            .iter()
+            .map(|(p, c)| (PathBuf::from(p), c.to_string()))
+            .collect();
+        quota_from(cgroups, mountinfo, &|p| files.get(p).cloned())
+    }
+
+    const V2: &str = "30 1 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw\n";
+
+    #[test]
+    fn cgroup_v2_quota_of_the_cgroup_and_its_ancestors() {
+        let files = [
+            ("/sys/fs/cgroup/a/b/cpu.max", "max 100000\n"),
+            ("/sys/fs/cgroup/a/cpu.max", "150000 100000\n"),
+            ("/sys/fs/cgroup/cpu.max", "max 100000\n"),
+        ];
+        assert_eq!(quota("0::/a/b\n", V2, &files), Some(1.5));
+        assert_eq!(quota("0::/\n", V2, &files), None);
+        // Without mountinfo, the usual mount point.
+        assert_eq!(quota("0::/a/b\n", "", &files), Some(1.5));
+        // A malformed line is skipped, not fatal.
+        assert_eq!(quota("garbage\n0::/a/b\n", V2, &files), Some(1.5));
+    }
+
+    #[test]
+    fn cgroup_v1_cpu_controller_wherever_it_is_mounted() {
+        let files = [
+            ("/sys/fs/cgroup/cpu/j/cpu.cfs_quota_us", "100000\n"),
+            ("/sys/fs/cgroup/cpu/j/cpu.cfs_period_us", "100000\n"),
+        ];
+        // Mounted on its own (not as cpu,cpuacct), with the cpu option among others.
+        let mi = "25 20 0:22 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n\
+                  26 20 0:23 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        assert_eq!(quota("4:memory:/j\n3:cpu:/j\n", mi, &files), Some(1.0));
+        // Also found without mountinfo.
+        assert_eq!(quota("3:cpu:/j\n", "", &files), Some(1.0));
+        // A quota of -1 is no limit.
+        let none = [
+            ("/sys/fs/cgroup/cpu/j/cpu.cfs_quota_us", "-1\n"),
+            ("/sys/fs/cgroup/cpu/j/cpu.cfs_period_us", "100000\n"),
+        ];
+        assert_eq!(quota("3:cpu:/j\n", mi, &none), None);
+    }
+
+    #[test]
+    fn cgroup_mount_showing_a_sub_tree_and_escaped_mount_points() {
+        // A container: the v2 mount shows the sub-tree /docker/x at "/my cgroup" (escaped).
+        let mi = "40 30 0:26 /docker/x /my\\040cgroup rw - cgroup2 cgroup2 rw\n";
+        let files = [
+            ("/my cgroup/job/cpu.max", "50000 100000\n"),
+            ("/my cgroup/cpu.max", "200000 100000\n"),
+        ];
+        assert_eq!(quota("0::/docker/x/job\n", mi, &files), Some(0.5));
+        // A cgroup outside the mount's sub-tree cannot be read through it.
+        assert_eq!(quota("0::/other\n", mi, &files), None);
+        assert_eq!(unescape("a\\040b\\134c\\x"), "a b\\c\\x");
     }
 
     #[test]
