@@ -27,11 +27,17 @@ enum ErrorKind {
     MemberTaken {
         member: usize,
     },
+    CellOrphaned {
+        member: usize,
+    },
     AlreadyBound,
     Quantum {
         got_us: u128,
     },
     StopTimeout {
+        got_us: u128,
+    },
+    IdleGrace {
         got_us: u128,
     },
     MaxSlots {
@@ -60,6 +66,8 @@ enum ErrorKind {
 pub const MIN_QUANTUM: std::time::Duration = std::time::Duration::from_micros(100);
 /// The longest quantum a scheduler accepts.
 pub const MAX_QUANTUM: std::time::Duration = std::time::Duration::from_secs(10);
+/// The longest stop timeout a scheduler accepts.
+pub const MAX_STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 /// The most slots (rows of the matrix) a scheduler may have.
 pub const MAX_SLOTS_LIMIT: usize = 4096;
 
@@ -79,6 +87,9 @@ impl Error {
     pub(crate) fn member_taken(member: usize) -> Self {
         Self::new(ErrorKind::MemberTaken { member })
     }
+    pub(crate) fn cell_orphaned(member: usize) -> Self {
+        Self::new(ErrorKind::CellOrphaned { member })
+    }
     pub(crate) fn already_bound() -> Self {
         Self::new(ErrorKind::AlreadyBound)
     }
@@ -89,6 +100,11 @@ impl Error {
     }
     pub(crate) fn stop_timeout(got: std::time::Duration) -> Self {
         Self::new(ErrorKind::StopTimeout {
+            got_us: got.as_micros(),
+        })
+    }
+    pub(crate) fn idle_grace(got: std::time::Duration) -> Self {
+        Self::new(ErrorKind::IdleGrace {
             got_us: got.as_micros(),
         })
     }
@@ -146,6 +162,12 @@ impl fmt::Display for Error {
                 "member {member} of this gang is already joined by another thread: each member \
                  is one thread at a time"
             ),
+            ErrorKind::CellOrphaned { member } => write!(
+                f,
+                "member {member}'s place is still held by a thread of a gang that was dropped \
+                 while that thread was a member (its Member was forgotten): it is free again \
+                 when that thread exits"
+            ),
             ErrorKind::AlreadyBound => write!(
                 f,
                 "this thread is already a member of a gang: a thread may belong to one gang at a \
@@ -159,8 +181,13 @@ impl fmt::Display for Error {
             ),
             ErrorKind::StopTimeout { got_us } => write!(
                 f,
-                "stop timeout {got_us} us: must be at least 1 ms and at least the quantum"
+                "stop timeout {got_us} us: must be at least 1 ms, at least the quantum and at \
+                 most {} s",
+                MAX_STOP_TIMEOUT.as_secs()
             ),
+            ErrorKind::IdleGrace { got_us } => {
+                write!(f, "idle grace {got_us} us: must be at most the quantum")
+            }
             ErrorKind::MaxSlots { got } => write!(
                 f,
                 "max_slots {got}: must be between 1 and {MAX_SLOTS_LIMIT}"

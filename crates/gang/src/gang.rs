@@ -140,6 +140,9 @@ impl Gang {
 
 impl Drop for Gang {
     fn drop(&mut self) {
+        // Threads still bound (a Member was forgotten) must not stay parked on a slot that will
+        // never run for them again.
+        switch::orphan(&self.shared, self.slot, &self.columns);
         {
             let mut m = self
                 .shared

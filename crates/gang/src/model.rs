@@ -49,9 +49,10 @@ impl Model {
     /// `t = (1 + tau_cs / tau_q)^n (t_p + t_w) ℓ^n`, capped (as the paper says below it) at
     /// one iteration per scheduling round, `(tau_q + tau_cs) ℓ`, and never below equation (6).
     pub fn os_spin(&self) -> f64 {
-        let n = self.n as i32;
+        // powf: `n` as an i32 exponent would wrap negative for n >= 2^31.
+        let n = f64::from(self.n);
         let t =
-            (1.0 + self.tau_cs / self.tau_q).powi(n) * (self.t_p + self.t_w) * self.load.powi(n);
+            (1.0 + self.tau_cs / self.tau_q).powf(n) * (self.t_p + self.t_w) * self.load.powf(n);
         let cap = (self.tau_q + self.tau_cs) * self.load;
         t.min(cap).max(self.gang_spin())
     }
@@ -119,6 +120,9 @@ mod tests {
     fn uncoordinated_spin_is_capped_at_one_iteration_per_round() {
         let m = makbilan(10.0, 5.0, 4.0, 10);
         assert!(close(m.os_spin(), 50.2 * 4.0));
+        // However many threads (an exponent past i32 included).
+        let huge = makbilan(10.0, 5.0, 4.0, u32::MAX);
+        assert!(close(huge.os_spin(), 50.2 * 4.0));
         let dedicated = makbilan(10.0, 5.0, 1.0, 10);
         assert!(close(
             dedicated.os_spin(),

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use asat_core::CpuSet;
 
-use crate::error::{MAX_QUANTUM, MAX_SLOTS_LIMIT, MIN_QUANTUM};
+use crate::error::{MAX_QUANTUM, MAX_SLOTS_LIMIT, MAX_STOP_TIMEOUT, MIN_QUANTUM};
 use crate::switch::{self, Shared, NO_SLOT};
 use crate::{sys, Error, Gang, GangPolicy, GangStats};
 
@@ -78,15 +78,15 @@ impl GangSchedulerBuilder {
     }
 
     /// How long a switch waits for the threads of the outgoing slot before it goes on anyway
-    /// and counts a late stop (default: 500 ms, at least the quantum).
+    /// and counts a late stop (default: 500 ms, at least the quantum; at most an hour).
     pub fn stop_timeout(mut self, d: Duration) -> Self {
         self.stop_timeout = Some(d);
         self
     }
 
     /// How long the running slot may have no runnable thread before an early switch (default:
-    /// the smaller of 1 ms and the quantum / 4). It keeps the gaps between a runtime's regions
-    /// from causing switches.
+    /// the smaller of 1 ms and the quantum / 4; at most the quantum). It keeps the gaps between
+    /// a runtime's regions from causing switches.
     pub fn idle_grace(mut self, d: Duration) -> Self {
         self.idle_grace = Some(d);
         self
@@ -132,12 +132,20 @@ impl GangSchedulerBuilder {
         let stop_timeout = self
             .stop_timeout
             .unwrap_or(Duration::from_millis(500).max(quantum));
-        if stop_timeout < Duration::from_millis(1) || stop_timeout < quantum {
+        if stop_timeout < Duration::from_millis(1)
+            || stop_timeout < quantum
+            || stop_timeout > MAX_STOP_TIMEOUT
+        {
             return Err(Error::stop_timeout(stop_timeout));
         }
         let idle_grace = self
             .idle_grace
             .unwrap_or(Duration::from_millis(1).min(quantum / 4));
+        if idle_grace > quantum {
+            // After a quantum the slot is switched anyway; and the bound keeps the
+            // scheduler's deadline arithmetic far from overflow.
+            return Err(Error::idle_grace(idle_grace));
+        }
         let max_slots = self.max_slots.unwrap_or(Self::DEFAULT_MAX_SLOTS);
         if max_slots == 0 || max_slots > MAX_SLOTS_LIMIT {
             return Err(Error::max_slots(max_slots));
@@ -542,6 +550,17 @@ mod tests {
         );
         let e = GangScheduler::builder().max_slots(0).build().unwrap_err();
         assert!(e.to_string().contains("max_slots 0"), "{e}");
+        let e = GangScheduler::builder()
+            .stop_timeout(Duration::MAX)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("at most 3600 s"), "{e}");
+        let e = GangScheduler::builder()
+            .quantum(Duration::from_millis(10))
+            .idle_grace(Duration::MAX)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("must be at most the quantum"), "{e}");
         let e = GangScheduler::builder()
             .signal_offset(1000)
             .build()

@@ -37,7 +37,24 @@ impl GangStats {
         if self.timed_switches == 0 {
             Duration::ZERO
         } else {
-            self.stop_time_total / self.timed_switches as u32
+            // In u128 nanoseconds: a u32 count would truncate (to 0 past 2^32 switches).
+            let ns = self.stop_time_total.as_nanos() / u128::from(self.timed_switches);
+            Duration::from_nanos(ns as u64)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_stop_time_past_2_to_the_32_switches() {
+        let s = GangStats {
+            timed_switches: 1 << 33,
+            stop_time_total: Duration::from_secs(1 << 33),
+            ..GangStats::default()
+        };
+        assert_eq!(s.mean_stop_time(), Duration::from_secs(1));
     }
 }

@@ -94,6 +94,14 @@ pub(crate) const KILLING: u32 = 4;
 pub(crate) const PARKED: u32 = 8;
 pub(crate) const IDLE: u32 = 16;
 const CLAIMING: u32 = 32;
+/// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
+/// `Member` was forgotten). The thread is never stopped again; the cell is freed when the
+/// thread leaves (at its exit at the latest).
+const ORPHAN: u32 = 64;
+
+/// How long a parked thread sleeps before it looks at its cell again (besides being woken when
+/// its slot runs): an orphaned thread resumes within this.
+const PARK_RECHECK: Duration = Duration::from_millis(100);
 
 /// No slot is running.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -342,14 +350,15 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
         cell.state.fetch_or(PARKED, Ordering::SeqCst);
         shared.ack.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&shared.ack, 1);
-        while s.run.load(Ordering::SeqCst) == 0 {
-            sys::futex_wait(&s.run, 0, None);
+        let orphaned = || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
+        while s.run.load(Ordering::SeqCst) == 0 && !orphaned() {
+            sys::futex_wait(&s.run, 0, Some(PARK_RECHECK));
         }
         // Clear PARKED, then look at `run` again (both SeqCst, against the scheduler's
         // `run = 0`, then its read of the state): a slot stopped again before PARKED was
         // cleared found this thread parked and sent no signal, so it must park again here.
         cell.state.fetch_and(!PARKED, Ordering::SeqCst);
-        if s.run.load(Ordering::SeqCst) != 0 {
+        if s.run.load(Ordering::SeqCst) != 0 || orphaned() {
             return true;
         }
     }
@@ -413,13 +422,16 @@ pub(crate) fn join(
     OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
     {
         let _blocked = sys::SignalBlock::new(shared.signal);
-        if cell
-            .state
-            .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
+        if let Err(st) =
+            cell.state
+                .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
         {
             OWNER.with(|o| o.borrow_mut().0 = None);
-            return Err(Error::member_taken(member));
+            return Err(if st & ORPHAN != 0 {
+                Error::cell_orphaned(member)
+            } else {
+                Error::member_taken(member)
+            });
         }
         cell.pthread
             .store(sys::pthread_self() as u64, Ordering::Relaxed);
@@ -431,6 +443,34 @@ pub(crate) fn join(
     }
     park_if_stopped(shared, slot, col, Cause::Join);
     Ok(())
+}
+
+/// Called as a gang is dropped, for its cells (`cols` of `slot`): a thread still bound to one
+/// (its `Member` was forgotten) is marked `IDLE | ORPHAN`, so it is never stopped again, and a
+/// parked one resumes (within [`PARK_RECHECK`]). Its slot may be given to another gang at once.
+pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
+    let s = &shared.slots[slot];
+    for &c in cols {
+        let cell = &s.cells[c];
+        let mut st = cell.state.load(Ordering::SeqCst);
+        while st & BOUND != 0 && st & ORPHAN == 0 {
+            match cell.state.compare_exchange(
+                st,
+                st | IDLE | ORPHAN,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => {
+                    if st & IDLE == 0 {
+                        shared.runnable_dec(slot);
+                    }
+                    break;
+                }
+                Err(now) => st = now,
+            }
+        }
+    }
+    sys::futex_wake(&s.run, i32::MAX);
 }
 
 /// Unbinds the calling thread from its cell (no-op if it is not bound).
@@ -475,6 +515,10 @@ pub(crate) fn set_idle(idle: bool) {
         return;
     };
     let cell = &shared.slots[slot].cells[col];
+    if cell.state.load(Ordering::SeqCst) & ORPHAN != 0 {
+        // Its gang is gone: it stays idle, outside the rotation.
+        return;
+    }
     if idle {
         let _p = preempt_off();
         if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
