@@ -21,10 +21,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use asat::{Runtime, Schedule};
+use asat::{Runtime, Schedule, MAX_THREADS_LIMIT};
 use asat_peers::procs::{self, Outcome, Watched};
 use asat_peers::stats::median;
 use asat_peers::{kernel, load::CpuHogs, omp, rayon_peer};
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
 use plotters::prelude::*;
 
@@ -38,32 +39,35 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "single,fixed,asat,rayon,rayon-main,gomp,gomp-dynamic"
+        default_value = "single,fixed,asat,rayon,rayon-main,gomp,gomp-dynamic",
+        value_parser = PossibleValuesParser::new(POLICIES)
     )]
     policies: Vec<String>,
-    /// Elements per parallel loop.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    /// Elements per parallel loop (3 ..= 100000000).
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000", value_parser = grain_parser())]
     grains: Vec<usize>,
-    /// Numbers of copies run at once.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    /// Numbers of copies run at once (each 1 ..= 256).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4", value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     copies: Vec<usize>,
     /// Element updates per job (default: what one thread does in about 2 s, measured per grain).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive_total)]
     total: Option<f64>,
-    /// Repetitions of each cell; the median is reported.
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions of each cell (1 ..= 10000); the median is reported.
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
     /// Seconds after which a copy is killed and its row marked timed out.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, allow_negative_numbers = true, value_parser = timeout_secs)]
     timeout: f64,
-    /// Threads per job (default: the CPUs this process may use).
-    #[arg(long)]
+    /// Threads per job, 1 ..= 4096 (default: the CPUs this process may use).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS_LIMIT as u64))]
     threads: Option<usize>,
-    /// Single-threaded CPU hog processes run alongside the copies (load that is not ASAT).
-    #[arg(long, default_value_t = 0)]
+    /// Single-threaded CPU hog processes run alongside the copies (load that is not ASAT;
+    /// 0 ..= 256).
+    #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=256))]
     hogs: usize,
     /// Record ASAT's team size over time per copy: DIR/asat_trace.csv and DIR/asat_trace.svg
     /// (of the last asat cell run; every asat cell also gets DIR/asat_trace_g{grain}_c{copies}.csv).
+    /// Only asat copies are traced.
     #[arg(long)]
     trace: bool,
     /// Output folder.
@@ -72,12 +76,52 @@ struct Args {
     /// Internal: run one copy of a job and print its result.
     #[arg(long, hide = true)]
     worker: bool,
-    #[arg(long, hide = true, default_value = "fixed")]
+    #[arg(
+        long,
+        hide = true,
+        requires = "worker",
+        default_value = "fixed",
+        value_parser = PossibleValuesParser::new(WORKER_POLICIES)
+    )]
     policy: String,
-    #[arg(long, hide = true, default_value_t = 10000)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 10000, value_parser = grain_parser())]
     grain: usize,
-    #[arg(long, hide = true, default_value_t = 1)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 1)]
     sweeps: usize,
+}
+
+/// The most elements per parallel loop: two buffers of 10^8 `f64`s are 1.6 GB per copy.
+const MAX_GRAIN: u64 = 100_000_000;
+
+fn grain_parser() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::<usize>::new().range(3..=MAX_GRAIN)
+}
+
+/// `--timeout`: seconds, finite and above 0 (at most a day).
+fn timeout_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
+    }
+}
+
+/// `--total`: element updates, finite and above 0.
+fn positive_total(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a finite number of element updates above 0".into()),
+    }
+}
+
+/// Removes repeated entries, keeping the first of each.
+fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(v.len());
+    for x in v.drain(..) {
+        if !kept.contains(&x) {
+            kept.push(x);
+        }
+    }
+    *v = kept;
 }
 
 const POLICIES: [&str; 7] = [
@@ -90,12 +134,31 @@ const POLICIES: [&str; 7] = [
     "gomp-dynamic",
 ];
 
+/// What a copy (`--worker --policy`) may run: the policies and the calibration kernels.
+const WORKER_POLICIES: [&str; 9] = [
+    "single",
+    "fixed",
+    "asat",
+    "rayon",
+    "rayon-main",
+    "gomp",
+    "gomp-dynamic",
+    "serial-c",
+    "serial-rust",
+];
+
 fn main() {
-    let args = Args::parse();
+    let mut args = Args::parse();
     if args.worker {
-        worker(&args);
+        if let Err(e) = worker(&args) {
+            eprintln!("compare worker: {e}");
+            std::process::exit(2);
+        }
         return;
     }
+    dedup_in_order(&mut args.policies);
+    dedup_in_order(&mut args.grains);
+    dedup_in_order(&mut args.copies);
     if let Err(e) = run(&args) {
         eprintln!("compare: {e}");
         std::process::exit(2);
@@ -126,7 +189,7 @@ fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-fn worker(args: &Args) {
+fn worker(args: &Args) -> Result<(), String> {
     let threads = args.threads.unwrap_or_else(default_threads);
     let (mut a, mut b) = kernel::buffers(args.grain);
     let n = a.len();
@@ -142,7 +205,7 @@ fn worker(args: &Args) {
                 "asat" => builder.shared_policy(asat_policy.clone()),
                 _ => builder.policy(asat::Fixed::all()),
             };
-            let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
+            let rt = builder.build().map_err(|e| e.to_string())?;
             for _ in 0..args.sweeps {
                 let src = &a;
                 rt.parallel_slice_mut(&mut b[1..n - 1], Schedule::Static, |start, out| {
@@ -170,7 +233,12 @@ fn worker(args: &Args) {
         }
         "serial-c" => omp::jacobi_serial(&mut a, &mut b, args.sweeps),
         "serial-rust" => kernel::serial(&mut a, &mut b, args.sweeps),
-        other => panic!("unknown policy {other}"),
+        other => {
+            return Err(format!(
+                "unknown policy {other:?}: must be one of {}",
+                WORKER_POLICIES.join(", ")
+            ))
+        }
     }
     let wall = start.elapsed().as_secs_f64();
     if args.trace {
@@ -193,6 +261,7 @@ fn worker(args: &Args) {
         cpu_seconds(),
         kernel::checksum(&a)
     );
+    Ok(())
 }
 
 fn default_threads() -> usize {
@@ -333,23 +402,15 @@ fn sweeps_for(args: &Args, grain: usize, threads: usize) -> Result<usize, String
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    for p in &args.policies {
-        if !POLICIES.contains(&p.as_str()) {
-            return Err(format!(
-                "unknown policy {p:?}: must be one of {}",
-                POLICIES.join(", ")
-            ));
-        }
-    }
-    if args.grains.iter().any(|&g| g < 3) {
-        return Err("grain must be at least 3 elements".into());
-    }
-    if args.copies.contains(&0) || args.reps == 0 {
-        return Err("--copies and --reps must be at least 1".into());
-    }
     let threads = args.threads.unwrap_or_else(default_threads);
-    if threads == 0 {
-        return Err("--threads must be at least 1".into());
+    if !(1..=MAX_THREADS_LIMIT).contains(&threads) {
+        return Err(format!(
+            "{threads} threads per job (the CPUs this process may use): must be between 1 and \
+             {MAX_THREADS_LIMIT}; set --threads"
+        ));
+    }
+    if args.trace && !args.policies.iter().any(|p| p == "asat") {
+        eprintln!("compare: --trace traces asat copies only and asat is not in --policies: no trace is written");
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;

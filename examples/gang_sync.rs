@@ -35,9 +35,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use asat::gang::{GangScheduler, Model};
+use asat::gang::{GangScheduler, Model, MAX_QUANTUM, MIN_QUANTUM};
 use asat::{CpuSet, Runtime};
 use asat_peers::spin::SpinBarrier;
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
 use plotters::prelude::*;
 
@@ -46,47 +47,51 @@ use plotters::prelude::*;
     about = "Gang scheduling vs OS scheduling for fine-grain barrier loops (Feitelson & Rudolph 1992)"
 )]
 struct Args {
-    /// Numbers of competing gangs.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    /// Numbers of competing gangs (each 1 ..= 64).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_LOAD))]
     load: Vec<usize>,
     /// GRAIN values: microseconds of work per iteration. The default adds 1 and 2 us to the
     /// paper-like range: on a machine whose blocking hand-off costs a few microseconds, that is
-    /// where the fine-grain regime of the paper (grain below the blocking cost) lies.
+    /// where the fine-grain regime of the paper (grain below the blocking cost) lies. Each
+    /// above 0 and at most 1000000.
     #[arg(
         long = "grains-us",
         value_delimiter = ',',
-        default_value = "1,2,5,10,20,50,100,200,500,1000"
+        default_value = "1,2,5,10,20,50,100,200,500,1000",
+        allow_negative_numbers = true,
+        value_parser = grain_us
     )]
     grains_us: Vec<f64>,
     /// VAR = GRAIN (the paper's experiment 2); otherwise VAR is --var-us.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "var_us")]
     var_equal_grain: bool,
-    /// VAR in microseconds when --var-equal-grain is not given.
-    #[arg(long, default_value_t = 0.0)]
+    /// VAR in microseconds when --var-equal-grain is not given (0 ..= 1000000).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = var_us)]
     var_us: f64,
     /// Iterations per gang per cell (on average over the gangs); a cell also ends at
     /// --max-seconds.
     #[arg(long, default_value_t = 50_000)]
     iterations: u64,
-    /// The longest a cell measures, in seconds (after its warm-up).
-    #[arg(long, default_value_t = 0.8)]
+    /// The longest a cell measures, in seconds (after its warm-up; above 0, at most 86400).
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = max_secs)]
     max_seconds: f64,
-    /// Repetitions of each cell (the whole grid is run this many times); the median is
-    /// reported.
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions of each cell (the whole grid is run this many times; 1 ..= 10000); the
+    /// median is reported.
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
     /// Methods to compare: gang-spin, os-spin, os-block.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "gang-spin,os-spin,os-block"
+        default_value = "gang-spin,os-spin,os-block",
+        value_parser = PossibleValuesParser::new(METHODS)
     )]
     methods: Vec<String>,
     /// Threads per gang (default: the CPUs this process may use).
     #[arg(long)]
     threads: Option<usize>,
-    /// The gang scheduler's quantum in milliseconds.
-    #[arg(long, default_value_t = 20.0)]
+    /// The gang scheduler's quantum in milliseconds (0.1 ..= 10000).
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true, value_parser = quantum_ms)]
     quantum_ms: f64,
     /// Output folder.
     #[arg(long, default_value = "out/gang")]
@@ -94,6 +99,65 @@ struct Args {
 }
 
 const METHODS: [&str; 3] = ["gang-spin", "os-spin", "os-block"];
+
+/// The most competing gangs: each is `--threads` threads.
+const MAX_LOAD: u64 = 64;
+
+/// The largest GRAIN and VAR, in microseconds: a second of work per iteration.
+const MAX_GRAIN_US: f64 = 1e6;
+
+/// `--grains-us`: microseconds, above 0 and at most [`MAX_GRAIN_US`].
+fn grain_us(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_GRAIN_US => Ok(v),
+        _ => Err(format!(
+            "must be a number of microseconds above 0 and at most {MAX_GRAIN_US}"
+        )),
+    }
+}
+
+/// `--var-us`: microseconds, 0 to [`MAX_GRAIN_US`].
+fn var_us(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=MAX_GRAIN_US).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "must be a number of microseconds between 0 and {MAX_GRAIN_US}"
+        )),
+    }
+}
+
+/// `--max-seconds`: seconds, above 0 and at most a day.
+fn max_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
+    }
+}
+
+/// `--quantum-ms`: milliseconds in the range the gang scheduler allows.
+fn quantum_ms(s: &str) -> Result<f64, String> {
+    let (lo, hi) = (
+        MIN_QUANTUM.as_secs_f64() * 1e3,
+        MAX_QUANTUM.as_secs_f64() * 1e3,
+    );
+    match s.trim().parse::<f64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "must be a number of milliseconds between {lo} and {hi}"
+        )),
+    }
+}
+
+/// Removes repeated entries, keeping the first of each.
+fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(v.len());
+    for x in v.drain(..) {
+        if !kept.contains(&x) {
+            kept.push(x);
+        }
+    }
+    *v = kept;
+}
 
 #[derive(Clone, Debug)]
 struct Row {
@@ -303,7 +367,7 @@ fn run_cell(args: &Args, cpus: &[usize], work: Work, c: &Cell<'_>) -> Result<Cel
         let stats0 = sched.as_ref().map(|s| s.stats());
         let cpu0 = process_cpu_seconds();
         let t0 = Instant::now();
-        let target = args.iterations * c.load as u64;
+        let target = args.iterations.saturating_mul(c.load as u64);
         while t0.elapsed() < window && count() - c0 < target {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -541,10 +605,15 @@ fn summary(args: &Args, rows: &[Row]) {
         if let Some(r) = ratio(g0) {
             println!("load {load}, finest grain {g0} us: os-block / gang-spin = {r:.2}");
         }
-        let crossover = grains.iter().find(|&&g| ratio(g).is_some_and(|r| r < 1.0));
-        match crossover {
-            Some(g) => println!("load {load}: blocking is faster from grain {g} us on"),
-            None => println!("load {load}: gang-spin is at least as fast at every grain measured"),
+        // A conclusion only where both methods ran at some grain.
+        if grains.iter().any(|&g| ratio(g).is_some()) {
+            let crossover = grains.iter().find(|&&g| ratio(g).is_some_and(|r| r < 1.0));
+            match crossover {
+                Some(g) => println!("load {load}: blocking is faster from grain {g} us on"),
+                None => {
+                    println!("load {load}: gang-spin is at least as fast at every grain measured")
+                }
+            }
         }
         let mut loads = args.load.clone();
         loads.sort_unstable();
@@ -740,31 +809,8 @@ fn plot(args: &Args, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    for m in &args.methods {
-        if !METHODS.contains(&m.as_str()) {
-            return Err(format!(
-                "unknown method {m:?}: must be one of {}",
-                METHODS.join(", ")
-            ));
-        }
-    }
-    if args.load.is_empty() || args.load.contains(&0) {
-        return Err("--load: each load must be at least 1".into());
-    }
-    if args.grains_us.is_empty() || args.grains_us.iter().any(|&g| !(g > 0.0 && g.is_finite())) {
-        return Err("--grains-us: each grain must be a positive number of microseconds".into());
-    }
-    if !(args.var_us >= 0.0 && args.var_us.is_finite()) {
-        return Err("--var-us must be a non-negative number of microseconds".into());
-    }
-    if args.reps == 0 {
-        return Err("--reps must be at least 1".into());
-    }
     if args.iterations == 0 {
         return Err("--iterations must be at least 1".into());
-    }
-    if !(args.max_seconds > 0.0 && args.max_seconds.is_finite()) {
-        return Err("--max-seconds must be positive".into());
     }
     let cpus = GangScheduler::builder()
         .build()
@@ -778,7 +824,12 @@ fn run(args: &Args) -> Result<(), String> {
             cpus.len()
         ));
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        format!(
+            "cannot create the output folder {}: {e}",
+            args.out.display()
+        )
+    })?;
     let work = Work::calibrate();
     let block_cpu_us = block_barrier_cpu_us(&cpus, n);
     eprintln!(
@@ -873,7 +924,9 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    dedup_in_order(&mut args.grains_us);
+    dedup_in_order(&mut args.methods);
     if let Err(e) = run(&args) {
         eprintln!("error: {e}");
         std::process::exit(2);

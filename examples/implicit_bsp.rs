@@ -44,6 +44,7 @@ use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
 use asat::{CpuSet, Runtime};
 use asat_peers::procs::{self, Outcome, Watched};
 use asat_peers::stats::median;
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
 use plotters::prelude::*;
 use rand::rngs::StdRng;
@@ -56,7 +57,12 @@ use rand_distr::{Distribution, Uniform};
 )]
 struct Args {
     /// Communication patterns: barrier, news, transpose.
-    #[arg(long, value_delimiter = ',', default_value = "barrier,news,transpose")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "barrier,news,transpose",
+        value_parser = PossibleValuesParser::new(PATTERNS)
+    )]
     patterns: Vec<String>,
     /// Computation granularities g: fine, medium, coarse (0.5, 5, 250 context switches) or
     /// microseconds.
@@ -69,24 +75,26 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "block,spin,fixed,local,global,std,gang"
+        default_value = "block,spin,fixed,local,global,std,gang",
+        value_parser = PossibleValuesParser::new(STRATEGIES)
     )]
     strategies: Vec<String>,
-    /// Jobs run at once, each a separate process with one thread per CPU.
-    #[arg(long, default_value_t = 3)]
+    /// Jobs run at once (1 ..= 64), each a separate process with one thread per CPU.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=64))]
     jobs: usize,
-    /// Threads per job (default: the CPUs this process may use).
-    #[arg(long)]
+    /// Threads per job, 1 ..= 1024 (default: the CPUs this process may use).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     threads: Option<usize>,
-    /// Computation per job and thread, in seconds of a dedicated CPU (sets the phase count).
-    #[arg(long, default_value_t = 0.25)]
+    /// Computation per job and thread, in seconds of a dedicated CPU (sets the phase count;
+    /// above 0, at most 600).
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true, value_parser = work_secs)]
     work_s: f64,
-    /// Repetitions of each run; the median completion time is reported.
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions of each run (1 ..= 10000); the median completion time is reported.
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
     /// Seconds after which a run's jobs are killed (the run is marked timed out and counted at
     /// this time, a lower bound).
-    #[arg(long, default_value_t = 12.0)]
+    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true, value_parser = timeout_secs)]
     timeout: f64,
     /// Leave the job threads unpinned (default: thread i of every job runs on the i-th CPU
     /// this process may use, the paper's one process per processor per job).
@@ -98,24 +106,68 @@ struct Args {
     /// Internal: run one job.
     #[arg(long, hide = true)]
     worker: bool,
-    #[arg(long, hide = true, default_value = "global")]
+    #[arg(long, hide = true, requires = "worker", default_value = "global")]
     strategy: String,
-    #[arg(long, hide = true, default_value = "barrier")]
+    #[arg(
+        long,
+        hide = true,
+        requires = "worker",
+        default_value = "barrier",
+        value_parser = PossibleValuesParser::new(PATTERNS)
+    )]
     pattern: String,
-    #[arg(long, hide = true, default_value_t = 100_000)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100_000)]
     grain_ns: u64,
-    #[arg(long, hide = true, default_value_t = 0)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
     imbalance_ns: u64,
-    #[arg(long, hide = true, default_value_t = 100)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100)]
     phases: u64,
-    #[arg(long, hide = true, default_value_t = 30_000)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 30_000)]
     cs_ns: u64,
-    #[arg(long, hide = true, default_value_t = 500)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 500)]
     release_ns: u64,
-    #[arg(long, hide = true, default_value_t = 1000.0)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 1000.0, value_parser = units_per_us_arg)]
     units_per_us: f64,
-    #[arg(long, hide = true, default_value_t = 0)]
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
     seed: u64,
+}
+
+/// The most threads per job.
+const MAX_THREADS: usize = 1024;
+
+/// `--timeout`: seconds, finite and above 0 (at most a day).
+fn timeout_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
+    }
+}
+
+/// `--work-s`: seconds, above 0 and at most 600.
+fn work_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 600.0 => Ok(v),
+        _ => Err("must be a number of seconds above 0 and at most 600".into()),
+    }
+}
+
+/// `--units-per-us` (internal): the calibrated work rate, finite and above 0.
+fn units_per_us_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err("must be a number of work units per microsecond above 0 and at most 1e6".into()),
+    }
+}
+
+/// Removes repeated entries, keeping the first of each.
+fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(v.len());
+    for x in v.drain(..) {
+        if !kept.contains(&x) {
+            kept.push(x);
+        }
+    }
+    *v = kept;
 }
 
 const PATTERNS: [&str; 3] = ["barrier", "news", "transpose"];
@@ -143,7 +195,7 @@ fn runner(strategy: &str) -> Runner {
 }
 
 fn main() {
-    let args = Args::parse();
+    let mut args = Args::parse();
     if args.worker {
         if let Err(e) = worker(&args) {
             eprintln!("implicit_bsp worker: {e}");
@@ -151,6 +203,10 @@ fn main() {
         }
         return;
     }
+    dedup_in_order(&mut args.patterns);
+    dedup_in_order(&mut args.grains_us);
+    dedup_in_order(&mut args.imbalance);
+    dedup_in_order(&mut args.strategies);
     if let Err(e) = run(&args) {
         eprintln!("implicit_bsp: {e}");
         std::process::exit(2);
@@ -632,37 +688,12 @@ struct Row {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    for p in &args.patterns {
-        if !PATTERNS.contains(&p.as_str()) {
-            return Err(format!(
-                "unknown pattern {p:?}: must be one of {}",
-                PATTERNS.join(", ")
-            ));
-        }
-    }
-    for s in &args.strategies {
-        if !STRATEGIES.contains(&s.as_str()) {
-            return Err(format!(
-                "unknown strategy {s:?}: must be one of {}",
-                STRATEGIES.join(", ")
-            ));
-        }
-    }
-    if args.jobs == 0 || args.jobs > 64 {
-        return Err(format!("--jobs {}: must be between 1 and 64", args.jobs));
-    }
-    if args.reps == 0 {
-        return Err("--reps must be at least 1".into());
-    }
-    if !(args.work_s > 0.0 && args.work_s <= 600.0) {
-        return Err(format!(
-            "--work-s {}: must be between 0 and 600 seconds",
-            args.work_s
-        ));
-    }
     let threads = args.threads.unwrap_or_else(default_threads);
-    if threads == 0 || threads > 1024 {
-        return Err(format!("--threads {threads}: must be between 1 and 1024"));
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(format!(
+            "{threads} threads per job (the CPUs this process may use): must be between 1 and \
+             {MAX_THREADS}; set --threads"
+        ));
     }
     let cal = asat::implicit::calibrate::try_calibration().map_err(|e| e.to_string())?;
     let setup = Setup {

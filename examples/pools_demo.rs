@@ -19,8 +19,9 @@ use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use asat::core::{CpuSet, Runtime};
+use asat::core::{CpuSet, Runtime, MAX_THREADS_LIMIT};
 use asat::pools::{PoolKind, PoolPolicy, SharedTable, Topology};
+use clap::builder::RangedU64ValueParser;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -32,14 +33,15 @@ struct Args {
     /// Pools: numa, l3, package, or a pool size.
     #[arg(long, default_value = "numa")]
     pools: String,
-    /// Number of jobs (processes).
-    #[arg(long, default_value_t = 3)]
+    /// Number of jobs (processes; 1 ..= 256).
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     jobs: usize,
     /// Parallel regions per job.
     #[arg(long, default_value_t = 4)]
     regions: usize,
-    /// Desired parallelism d of every job (default: the usable CPUs of the topology).
-    #[arg(long)]
+    /// Desired parallelism d of every job, 1 ..= 4096 (default: the usable CPUs of the
+    /// topology).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS_LIMIT as u64))]
     desired: Option<usize>,
     /// CPU work per region, in milliseconds of one thread, shared by the team.
     #[arg(long, default_value_t = 300)]
@@ -47,11 +49,11 @@ struct Args {
     /// Delay between job starts, in milliseconds.
     #[arg(long, default_value_t = 50)]
     stagger_ms: u64,
-    /// F: spanning control.
-    #[arg(long = "F", default_value_t = 0.8)]
+    /// F: spanning control (a finite number >= 0).
+    #[arg(long = "F", default_value_t = 0.8, allow_negative_numbers = true, value_parser = f_arg)]
     f: f64,
-    /// G: least actual parallelism, as a fraction of d.
-    #[arg(long = "G", default_value_t = 0.5)]
+    /// G: least actual parallelism, as a fraction of d (0 ..= 1).
+    #[arg(long = "G", default_value_t = 0.5, allow_negative_numbers = true, value_parser = g_arg)]
     g: f64,
     /// Internal: run job number N.
     #[arg(long, hide = true)]
@@ -59,6 +61,22 @@ struct Args {
     /// Internal: the load table's folder.
     #[arg(long, hide = true)]
     table_dir: Option<PathBuf>,
+}
+
+/// `--F`: what `PoolPolicy` accepts, a finite number >= 0.
+fn f_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a finite number >= 0".into()),
+    }
+}
+
+/// `--G`: what `PoolPolicy` accepts, a number between 0 and 1.
+fn g_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err("must be a number between 0 and 1".into()),
+    }
 }
 
 fn main() {
@@ -81,13 +99,18 @@ fn topology(args: &Args) -> Result<Topology, asat::pools::Error> {
 }
 
 fn launch(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    if args.jobs == 0 {
-        return Err("--jobs 0: must be at least 1".into());
-    }
     // Check the settings once here, so that a bad value is one clear error.
     let topo = topology(args)?;
     let kind: PoolKind = args.pools.parse()?;
     let pools = topo.pools(kind)?;
+    let d = args.desired.unwrap_or(topo.usable_cpus().len());
+    if !(1..=MAX_THREADS_LIMIT).contains(&d) {
+        return Err(format!(
+            "desired parallelism {d} (the topology's usable CPUs): must be between 1 and \
+             {MAX_THREADS_LIMIT}; set --desired"
+        )
+        .into());
+    }
     println!(
         "topology: {}; usable CPUs {}; {} pools ({kind:?}): {:?}",
         args.topology.as_deref().unwrap_or("this machine"),
@@ -100,7 +123,12 @@ fn launch(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     // A table of its own for this run, so that the demo starts from an empty machine.
     let dir = SharedTable::default_dir().join(format!("asat-pools-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        format!(
+            "cannot create the load table's folder {}: {e}",
+            dir.display()
+        )
+    })?;
     let exe = std::env::current_exe()?;
     let mut children: Vec<Child> = Vec::new();
     for i in 0..args.jobs {

@@ -20,14 +20,15 @@ use std::time::Instant;
 
 use asat::pools::placement::Params;
 use asat::pools::sim::{self, Config, RunResult, Summary};
+use clap::builder::RangedU64ValueParser;
 use clap::Parser;
 use plotters::prelude::*;
 
 #[derive(Parser, Debug)]
 #[command(about = "Figure 3 of Zhou and Brecht (1991): mean response time against pool size")]
 struct Args {
-    /// P: processors.
-    #[arg(long, default_value_t = 60)]
+    /// P: processors (1 ..= 1000000).
+    #[arg(long, default_value_t = 60, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     processors: usize,
     /// D: mean desired parallelism, one line each.
     #[arg(long, value_delimiter = ',', default_value = "10,20")]
@@ -48,33 +49,50 @@ struct Args {
     /// G: least actual parallelism, as a fraction of d.
     #[arg(long = "G", default_value_t = 0.5)]
     g: f64,
-    /// Independent replications per point.
-    #[arg(long, default_value_t = 10)]
+    /// Independent replications per point (1 ..= 100000).
+    #[arg(long, default_value_t = 10, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     reps: usize,
-    /// Jobs measured per replication.
-    #[arg(long, default_value_t = 20_000)]
+    /// Jobs measured per replication (1 ..= 10000000).
+    #[arg(long, default_value_t = 20_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_JOBS))]
     jobs: usize,
-    /// Jobs discarded at the start of each replication.
-    #[arg(long, default_value_t = 2_000)]
+    /// Jobs discarded at the start of each replication (0 ..= 10000000).
+    #[arg(long, default_value_t = 2_000, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_JOBS))]
     warmup: usize,
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads running replications (default: the CPUs available).
-    #[arg(long)]
+    /// Threads running replications, 1 ..= 1024 (default: the CPUs available).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1024))]
     threads: Option<usize>,
     /// Output folder.
     #[arg(long, default_value = "out/pools_sim")]
     out: PathBuf,
 }
 
+/// The most jobs measured, and the most discarded, per replication: a replication keeps a
+/// record of each of its jobs.
+const MAX_JOBS: u64 = 10_000_000;
+
 struct Point {
     cfg: Config,
     summary: Summary,
 }
 
+/// Removes repeated entries, keeping the first of each.
+fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(v.len());
+    for x in v.drain(..) {
+        if !kept.contains(&x) {
+            kept.push(x);
+        }
+    }
+    *v = kept;
+}
+
 fn main() {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    dedup_in_order(&mut args.parallelism);
+    dedup_in_order(&mut args.pool_sizes);
     if let Err(e) = run(&args) {
         eprintln!("pools_sim: {e}");
         std::process::exit(2);
@@ -82,9 +100,6 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    if args.reps == 0 {
-        return Err("--reps 0: must be at least 1".into());
-    }
     let mut configs = Vec::new();
     for &d in &args.parallelism {
         for &p in &args.pool_sizes {
@@ -100,11 +115,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             configs.push(c);
         }
     }
-    std::fs::create_dir_all(&args.out)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        format!(
+            "cannot create the output folder {}: {e}",
+            args.out.display()
+        )
+    })?;
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let tasks = configs.len() * args.reps;
     eprintln!(
         "pools_sim: {} points x {} replications x {} jobs on {threads} threads",
@@ -162,9 +181,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     eprintln!("pools_sim: done in {:.1}s", start.elapsed().as_secs_f64());
-    write_csv(args, &points)?;
+    let csv = args.out.join("pools_sim.csv");
+    write_csv(&csv, &points).map_err(|e| format!("{}: {e}", csv.display()))?;
     print_table(args, &points);
-    plot(args, &points)?;
+    plot(args, &points).map_err(|e| format!("plot: {e}"))?;
     println!(
         "wrote {} and {}",
         args.out.join("pools_sim.csv").display(),
@@ -173,8 +193,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn write_csv(args: &Args, points: &[Point]) -> std::io::Result<()> {
-    let mut f = std::fs::File::create(args.out.join("pools_sim.csv"))?;
+fn write_csv(path: &std::path::Path, points: &[Point]) -> std::io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
     writeln!(
         f,
         "processors,parallelism,load,pool_size,mean_rt,ci_low,ci_high,actual_parallelism,utilization"

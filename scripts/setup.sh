@@ -4,6 +4,11 @@
 # libhwloc through hwlocality). Sourced by scripts/demo and scripts/test.
 set -euo pipefail
 
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo not found; install a Rust toolchain first (https://rustup.rs), then rerun" >&2
+    exit 1
+fi
+
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -19,12 +24,22 @@ if ! pkg-config --exists libudev 2>/dev/null; then
     need+=(libudev-dev)
 fi
 if ((${#need[@]})); then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "setup: apt-get not found (not Debian/Ubuntu?): install by hand gcc with OpenMP" \
+            "(libgomp), pkg-config, and the development files of hwloc >= 2.0 and libudev" \
+            "(Debian/Ubuntu names: ${need[*]}), then rerun" >&2
+        exit 1
+    fi
+    if [ "$(id -u)" = 0 ]; then
+        sudo=()
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo=(sudo)
+    else
+        echo "setup: missing ${need[*]}, and not root with no sudo to install them: run as" \
+            "root 'apt-get install ${need[*]}', then rerun" >&2
+        exit 1
+    fi
     echo "setup: installing ${need[*]}" >&2
-    if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-    echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
-    exit 1
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
