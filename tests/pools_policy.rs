@@ -219,3 +219,36 @@ fn after_the_hold_the_job_is_placed_anew() {
     assert_eq!(last.per_pool, vec![(0, 2)]);
     assert_eq!(table.loads(), vec![6, 0, 0, 0]);
 }
+
+#[test]
+fn a_hold_ends_when_it_expires_even_without_another_region() {
+    // A job that stops starting regions (a serial phase) must not stay counted with its held
+    // threads: when the hold expires they leave the table and the master is counted at home.
+    let table = Arc::new(LocalLoads::new(4));
+    let policy = Arc::new(
+        PoolPolicy::builder(four_pools_of_four())
+            .table(table.clone())
+            .pin(false)
+            .desired(4)
+            .hold(std::time::Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    );
+    let rt = Runtime::builder()
+        .max_threads(4)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    rt.region(|_| {});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while table.loads() != vec![1, 0, 0, 0] && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(table.loads(), vec![1, 0, 0, 0]);
+    // The job goes on as before.
+    rt.region(|_| {});
+    assert_eq!(policy.regions(), 2);
+    drop(rt);
+    drop(policy);
+    assert_eq!(table.loads(), vec![0; 4]);
+}

@@ -107,3 +107,11 @@ fn detected_topology_uses_the_affinity_mask() {
     let ones = t.pools(PoolKind::Size(1)).unwrap();
     assert_eq!(ones.len(), n);
 }
+
+#[test]
+fn cpus_a_cpu_set_cannot_hold_are_an_error() {
+    let e = Topology::synthetic("pack:2 pu:600")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("CPUs numbered 1024 or more"), "{e}");
+}

@@ -28,12 +28,16 @@
 //! [`hold`](PoolPolicyBuilder::hold) set, a placement is kept for that long: regions started
 //! within it reuse the team and pools without a decision, and the threads stay counted in the
 //! table between those regions (they are active in the sense of the load index: the job will
-//! use them again within microseconds). The next region after the interval is placed anew. The
-//! default, no hold, is the paper's rule.
+//! use them again within microseconds). The next region after the interval is placed anew.
+//! When the hold expires between regions (the job went serial, or finished its parallel
+//! work), a small thread of the policy takes the held threads off the table and counts the
+//! master in its home pool again, so an idle job does not keep other jobs out of its pools.
+//! The default, no hold, is the paper's rule.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use asat_core::{
@@ -69,6 +73,77 @@ struct State {
     placed_at: Option<Instant>,
     last: Option<RegionPlacement>,
     regions: u64,
+    /// A region of the job is running (between `plan` and `region_end`).
+    in_region: bool,
+    /// The policy is being dropped: the releaser thread ends.
+    stop: bool,
+}
+
+/// The job's placement state, shared with the thread that ends an expired hold.
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the releaser: a region ended within its hold, or the policy is dropped.
+    wake: Condvar,
+    table: Arc<dyn LoadTable>,
+    home: usize,
+    hold: Duration,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the held threads off the table.
+    fn release(&self, st: &mut State) {
+        for (pool, n) in st.held.drain(..) {
+            self.table.sub(pool, n as u32);
+        }
+    }
+
+    /// Between regions: the held threads leave the table and the master counts in its home
+    /// pool again.
+    fn release_to_home(&self, st: &mut State) {
+        self.release(st);
+        if !st.master_in_home {
+            self.table.add(self.home, 1);
+            st.master_in_home = true;
+        }
+    }
+
+    /// When the current hold ends, if threads are held between regions (`None`: nothing to
+    /// end, or a hold too long to end).
+    fn hold_deadline(&self, st: &State) -> Option<Instant> {
+        if st.in_region || st.held.is_empty() {
+            return None;
+        }
+        st.placed_at?.checked_add(self.hold)
+    }
+}
+
+/// The releaser thread of a job with a hold: a job that stops starting regions (a serial
+/// phase, or the end of its parallel work) would otherwise stay counted with its held threads
+/// until its next region or its drop. It ends the hold when it expires.
+fn end_expired_holds(shared: &Shared) {
+    let mut st = shared.lock();
+    while !st.stop {
+        st = match shared.hold_deadline(&st) {
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    shared.release_to_home(&mut st);
+                    continue;
+                }
+                shared
+                    .wake
+                    .wait_timeout(st, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => shared.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
 }
 
 /// Processor-pool scheduling (Zhou and Brecht) for one job. See the [module docs](crate::policy).
@@ -106,7 +181,9 @@ pub struct PoolPolicy {
     hold: Duration,
     home: usize,
     members: OnceLock<Box<[AtomicU32]>>,
-    state: Mutex<State>,
+    shared: Arc<Shared>,
+    /// Ends expired holds (only with a hold).
+    releaser: Option<JoinHandle<()>>,
     /// The process that built the policy: a copy in a child forked without `exec` must not
     /// take the parent's threads off a table the two share.
     pid: u32,
@@ -235,6 +312,28 @@ impl PoolPolicyBuilder {
         }
         let sizes = self.pools.sizes();
         let home = home_pool(&table.loads(), &sizes);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                master_in_home: true,
+                ..State::default()
+            }),
+            wake: Condvar::new(),
+            table: Arc::clone(&table),
+            home,
+            hold: self.hold,
+        });
+        let releaser = if self.hold.is_zero() {
+            None
+        } else {
+            let shared = Arc::clone(&shared);
+            let h = std::thread::Builder::new()
+                .name("asat-pools-hold".into())
+                .spawn(move || end_expired_holds(&shared))
+                .map_err(|e| {
+                    Error::policy(format!("cannot start the thread that ends holds: {e}"))
+                })?;
+            Some(h)
+        };
         table.add(home, 1);
         Ok(PoolPolicy {
             pools: self.pools,
@@ -246,10 +345,8 @@ impl PoolPolicyBuilder {
             hold: self.hold,
             home,
             members: OnceLock::new(),
-            state: Mutex::new(State {
-                master_in_home: true,
-                ..State::default()
-            }),
+            shared,
+            releaser,
             pid: std::process::id(),
         })
     }
@@ -298,14 +395,8 @@ impl PoolPolicy {
         self.lock().regions
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn release(&self, st: &mut State) {
-        for (pool, n) in st.held.drain(..) {
-            self.table.sub(pool, n as u32);
-        }
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared.lock()
     }
 }
 
@@ -338,11 +429,12 @@ impl Policy for PoolPolicy {
             {
                 let a = last.threads;
                 st.regions += 1;
+                st.in_region = true;
                 return Plan::run(a);
             }
         }
         // Threads still held (an earlier placement) leave before the new decision.
-        self.release(&mut st);
+        self.shared.release(&mut st);
         if st.master_in_home {
             self.table.sub(self.home, 1);
             st.master_in_home = false;
@@ -360,6 +452,7 @@ impl Policy for PoolPolicy {
             }
         }
         st.regions += 1;
+        st.in_region = true;
         st.placed_at = Some(start.now);
         st.last = Some(RegionPlacement {
             seq: start.seq,
@@ -385,15 +478,18 @@ impl Policy for PoolPolicy {
     }
 
     fn region_end(&self, _report: &RegionReport<'_>) {
-        if !self.hold.is_zero() {
-            // The threads stay counted until the next placement (or drop).
-            return;
-        }
         let mut st = self.lock();
-        self.release(&mut st);
-        if !st.master_in_home {
-            self.table.add(self.home, 1);
-            st.master_in_home = true;
+        st.in_region = false;
+        let held_on = self
+            .shared
+            .hold_deadline(&st)
+            .is_some_and(|d| Instant::now() < d);
+        if held_on {
+            // Within the hold the threads stay counted: the next region reuses them, or the
+            // releaser takes them off when the hold ends.
+            self.shared.wake.notify_one();
+        } else {
+            self.shared.release_to_home(&mut st);
         }
     }
 }
@@ -401,10 +497,19 @@ impl Policy for PoolPolicy {
 impl Drop for PoolPolicy {
     fn drop(&mut self) {
         if std::process::id() != self.pid {
+            // A child forked without exec: the parent's releaser thread does not exist here.
+            if let Some(h) = self.releaser.take() {
+                std::mem::forget(h);
+            }
             return;
         }
+        if let Some(h) = self.releaser.take() {
+            self.lock().stop = true;
+            self.shared.wake.notify_one();
+            let _ = h.join();
+        }
         let mut st = self.lock();
-        self.release(&mut st);
+        self.shared.release(&mut st);
         if st.master_in_home {
             self.table.sub(self.home, 1);
         }

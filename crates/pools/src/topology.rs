@@ -121,7 +121,17 @@ impl Topology {
 
     fn from_inner(inner: hwlocality::Topology, source: String) -> Result<Self, Error> {
         let this_system = inner.is_this_system();
-        let all = to_cpuset(&inner.cpuset());
+        let cpus = inner.cpuset();
+        let n = cpus.iter_set().count();
+        if cpus.iter_set().any(|c| usize::from(c) >= CpuSet::CAPACITY) {
+            // A CpuSet (the kernel's cpu_set_t) would silently drop them.
+            return Err(Error::pools(format!(
+                "{source} has CPUs numbered {} or more ({n} CPUs): pools hold CPUs 0 to {} only",
+                CpuSet::CAPACITY,
+                CpuSet::CAPACITY - 1
+            )));
+        }
+        let all = to_cpuset(&cpus);
         let usable = if this_system {
             let allowed = to_cpuset(&inner.allowed_cpuset());
             let mask = match inner.cpu_binding(CpuBindingFlags::PROCESS) {
@@ -215,6 +225,17 @@ impl Topology {
         }
         if sets.is_empty() {
             return Err(Error::no_usable_cpus());
+        }
+        let left_out: CpuSet = self
+            .usable
+            .iter()
+            .filter(|&c| !sets.iter().any(|set| set.contains(c)))
+            .collect();
+        if !left_out.is_empty() {
+            return Err(Error::pools(format!(
+                "CPUs {left_out} belong to no {what}: pools by {what} would leave them out; \
+                 use pools by package or of a fixed size"
+            )));
         }
         Ok(sets)
     }

@@ -268,7 +268,7 @@ pub(crate) fn run(cfg: &Config) -> RunResult {
             .collect(),
         threads: Vec::new(),
         free_threads: Vec::new(),
-        jobs: Vec::with_capacity(cfg.warmup_jobs + cfg.jobs + 1024),
+        jobs: Vec::with_capacity((cfg.warmup_jobs + cfg.jobs).min(1 << 20) + 1024),
         service: Rng::new(cfg.seed, 1),
         switch_cost: cfg.run_queue * over_p0,
         in_pool: cfg.in_pool * over_p0,

@@ -41,6 +41,15 @@ pub use workload::BoundedGeometric;
 use crate::placement::Params;
 use crate::Error;
 
+/// The most processors a simulated machine may have.
+pub const MAX_PROCESSORS: usize = 1 << 20;
+/// The most warm-up and measured jobs of one run together (jobs are numbered in 32 bits).
+pub const MAX_JOBS: usize = u32::MAX as usize;
+/// The longest a thread's demand may be (time units).
+pub const MAX_DEMAND: f64 = 1e12;
+/// The most time slices a thread's longest demand may take.
+pub const MAX_SLICES_PER_THREAD: f64 = 1e6;
+
 /// The model's parameters. [`Config::paper`] gives Table 2's defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -134,8 +143,10 @@ impl Config {
     /// Checks the parameters; the error says which one is wrong and what is allowed.
     pub fn validate(&self) -> Result<(), Error> {
         let p = self.processors;
-        if p == 0 {
-            return Err(Error::sim("processors 0: must be at least 1"));
+        if p == 0 || p > MAX_PROCESSORS {
+            return Err(Error::sim(format!(
+                "processors {p}: must be between 1 and {MAX_PROCESSORS}"
+            )));
         }
         if self.pool_size == 0 || self.pool_size > p || p % self.pool_size != 0 {
             return Err(Error::sim(format!(
@@ -197,8 +208,41 @@ impl Config {
                 self.thread_demand
             )));
         }
+        if self.thread_demand + self.thread_spread > MAX_DEMAND {
+            return Err(Error::sim(format!(
+                "thread demand {} + spread {}: must be at most {MAX_DEMAND:e}",
+                self.thread_demand, self.thread_spread
+            )));
+        }
+        // Far smaller slices would be lost in the rounding of a thread's remaining demand
+        // (the run would never end), and would take forever anyway.
+        let min_slice = (self.thread_demand + self.thread_spread) / MAX_SLICES_PER_THREAD;
+        if self.time_slice < min_slice {
+            return Err(Error::sim(format!(
+                "time slice {}: must be at least {min_slice:e} (a thread's longest demand / \
+                 {MAX_SLICES_PER_THREAD:e})",
+                self.time_slice
+            )));
+        }
         if self.jobs == 0 {
             return Err(Error::sim("jobs 0: must measure at least 1 job"));
+        }
+        if self
+            .warmup_jobs
+            .checked_add(self.jobs)
+            .is_none_or(|n| n > MAX_JOBS)
+        {
+            return Err(Error::sim(format!(
+                "{} warm-up jobs + {} jobs: at most {MAX_JOBS} in all",
+                self.warmup_jobs, self.jobs
+            )));
+        }
+        let rate = self.arrival_rate();
+        if !(rate.is_normal() && rate > 0.0 && (1.0 / rate).is_finite()) {
+            return Err(Error::sim(format!(
+                "load {} gives an arrival rate of {rate}: too small to simulate",
+                self.load
+            )));
         }
         Ok(())
     }
@@ -388,6 +432,18 @@ mod tests {
         c.params.g = 2.0;
         assert!(c.validate().is_err());
         assert!(replicate(&small(10, 20.0), 0).is_err());
+        // Inputs that used to loop forever, panic or give NaN.
+        let refused = |f: &dyn Fn(&mut Config), what: &str| {
+            let mut c = small(10, 20.0);
+            f(&mut c);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        };
+        refused(&|c| c.time_slice = 1e-20, "time slice");
+        refused(&|c| c.thread_demand = 1e20, "thread demand");
+        refused(&|c| c.jobs = usize::MAX, "jobs");
+        refused(&|c| c.load = 1e-320, "arrival rate");
+        refused(&|c| c.processors = usize::MAX, "processors");
     }
 
     #[test]
