@@ -217,7 +217,13 @@ fn after_the_hold_the_job_is_placed_anew() {
     let last = policy.last_region().unwrap();
     assert_eq!(last.loads, vec![4, 0, 0, 0]);
     assert_eq!(last.per_pool, vec![(0, 2)]);
-    assert_eq!(table.loads(), vec![6, 0, 0, 0]);
+    // Its 2 threads count while held (4 + 2), then, the 1 ms hold over, only its master does.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while table.loads() != vec![5, 0, 0, 0] && std::time::Instant::now() < deadline {
+        assert!(table.loads()[0] >= 5, "{:?}", table.loads());
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(table.loads(), vec![5, 0, 0, 0]);
 }
 
 #[test]
