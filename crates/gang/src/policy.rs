@@ -83,13 +83,17 @@ impl Policy for GangPolicy {
     }
 
     /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
-    /// first joins the gang, waiting for the gang's slot if it is not running.
+    /// first joins the gang, waiting for the gang's slot if it is not running. A starting
+    /// thread that cannot join (it is a member of another gang) is left where it is: it runs
+    /// with that gang, so the region is correct but not coscheduled.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
         };
-        if member.member == 0 && !self.member0.load(Ordering::Relaxed) && g.join_unpinned(0).is_ok()
-        {
+        if member.member == 0 && !self.member0.load(Ordering::Relaxed) {
+            if g.join_unpinned(0).is_err() {
+                return Placement::Keep;
+            }
             self.member0.store(true, Ordering::Relaxed);
         }
         match g.cpu(member.member) {
