@@ -1,6 +1,6 @@
 //! Per-region cost with 2 threads on a quiet machine: a parallel loop over 2 and over 64
 //! trivially small chunks, and an SPMD region with one barrier. Peers in the same run: rayon
-//! (`par_iter` with the same chunking, `rayon::scope` with a std `Barrier`) and the C OpenMP
+//! (`par_iter` with the same chunking, `rayon::scope` with a spinning barrier) and the C OpenMP
 //! `parallel for` / `parallel` + `barrier` through gcc's libgomp.
 //!
 //! rayon is measured both ways a program can call it: `rayon` from inside the pool (the bench
@@ -22,11 +22,11 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use asat::{Fixed, Runtime, Schedule};
 use asat_peers::omp;
+use asat_peers::spin::SpinBarrier;
 use criterion::{criterion_group, criterion_main, Criterion};
 use rayon::prelude::*;
 
@@ -179,7 +179,9 @@ fn region_barrier(c: &mut Criterion) {
     let pool = asat_peers::rayon_peer::pool(THREADS);
     omp::set_threads(THREADS);
     let mut g = c.benchmark_group("region_with_one_barrier");
-    let barrier = Barrier::new(THREADS);
+    // A spinning barrier, as asat's and libgomp's barriers spin: with std's Barrier the rayon
+    // region would measure futex sleeps and wakes, not rayon.
+    let barrier = SpinBarrier::new(THREADS);
     let rayon_region = || {
         rayon::scope(|s| {
             for _ in 0..THREADS {
@@ -195,8 +197,8 @@ fn region_barrier(c: &mut Criterion) {
         peers(
             [
                 "asat_fixed",
-                "rayon_scope_std_barrier",
-                "rayon_main_scope_std_barrier",
+                "rayon_scope_spin_barrier",
+                "rayon_main_scope_spin_barrier",
                 "gomp",
             ],
             [20_000, 500, 500, 20_000],
@@ -207,10 +209,10 @@ fn region_barrier(c: &mut Criterion) {
         ),
     );
     g.bench_function("asat_fixed", |b| b.iter(asat_region));
-    g.bench_function("rayon_scope_std_barrier", |b| {
+    g.bench_function("rayon_scope_spin_barrier", |b| {
         pool.install(|| b.iter(rayon_region))
     });
-    g.bench_function("rayon_main_scope_std_barrier", |b| {
+    g.bench_function("rayon_main_scope_spin_barrier", |b| {
         b.iter(|| pool.install(rayon_region))
     });
     g.bench_function("gomp", |b| {

@@ -28,7 +28,10 @@ int asat_peer_jacobi_omp(double *a, double *b, long n, long sweeps) {
     return (int)(sweeps & 1);
 }
 
-static volatile long sink;
+/* Keeps an iteration from being optimized away without writing memory: a store to a shared
+   variable would move its cache line between the CPUs at every iteration, a cost the Rust
+   peers (`black_box`) do not pay. */
+#define KEEP(x) __asm__ volatile("" : : "r"(x))
 
 /* `reps` regions, each a parallel for over `chunks` trivially small iterations, with
    schedule(static) (equal contiguous chunks) or schedule(dynamic, 1). */
@@ -37,13 +40,13 @@ void asat_peer_omp_for(long chunks, long reps, int dynamic) {
         for (long r = 0; r < reps; r++) {
 #pragma omp parallel for schedule(dynamic, 1)
             for (long i = 0; i < chunks; i++)
-                sink = i;
+                KEEP(i);
         }
     } else {
         for (long r = 0; r < reps; r++) {
 #pragma omp parallel for schedule(static)
             for (long i = 0; i < chunks; i++)
-                sink = i;
+                KEEP(i);
         }
     }
 }
