@@ -29,10 +29,21 @@
 //! cost measured at start; printed): the paper's 100 µs, 1 ms and 50 ms with its 200 µs context
 //! switch, scaled to this machine. Or numbers of microseconds. Imbalance `low` is `v = 0.25 g`,
 //! `high` is `v = 1.5 g`, or a number (the factor). `c = cs / 25` (the paper: 8 µs with a
-//! 200 µs context switch). Writes `DIR/implicit.csv`
-//! (`pattern,grain_us,imbalance,strategy,completion_s,slowdown_vs_best`: the mean job
-//! completion time and its ratio to the best strategy of the same cell), `DIR/implicit_runs.csv`
-//! (every job of every run) and `DIR/implicit.svg`.
+//! 200 µs context switch).
+//!
+//! Each cell (pattern, grain, imbalance) runs `--reps` repetitions (default 3) of every
+//! strategy, repetitions outside: every strategy once, then every strategy again, so that all
+//! strategies are measured in the same time windows of a noisy machine; the strategy order
+//! rotates left by one from each repetition to the next (repetition `r` starts with the
+//! `r`-th strategy of `--strategies`). With 2 (or 3) threads per job, `news` and `transpose`
+//! make the same reads (each thread reads every other, in the same order): the same
+//! experiment, noted at start.
+//!
+//! Writes `DIR/implicit.csv` (`pattern,grain_us,imbalance,strategy,completion_s,
+//! slowdown_vs_best`: the median over the repetitions of the mean job completion time, and its
+//! ratio to the best strategy of the same cell), `DIR/implicit_runs.csv` (every job of every
+//! run, with its repetition) and `DIR/implicit.svg`. The printed table's blocks and successful
+//! spins are per run (summed over the jobs, averaged over the repetitions).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -89,8 +100,10 @@ struct Args {
     /// above 0, at most 600).
     #[arg(long, default_value_t = 0.25, allow_negative_numbers = true, value_parser = work_secs)]
     work_s: f64,
-    /// Repetitions of each run (1 ..= 10000); the median completion time is reported.
-    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    /// Repetitions of each run (1 ..= 10000); the median completion time is reported. Within
+    /// a cell the repetitions are the outer loop (every strategy once, then again), the
+    /// strategy order rotating by one from each repetition to the next.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
     /// Seconds after which a run's jobs are killed (the run is marked timed out and counted at
     /// this time, a lower bound).
@@ -687,6 +700,25 @@ struct Row {
     spin_successes: u64,
 }
 
+/// The strategy (index into `--strategies`) run `k`-th in repetition `rep` of a cell: the
+/// order of `--strategies` rotated left by `rep` (deterministic; every strategy takes every
+/// position once in `n` repetitions).
+fn rotated(k: usize, rep: usize, n: usize) -> usize {
+    (k + rep) % n
+}
+
+/// A total over `reps` repetitions as a per-run figure (rounded to nearest).
+fn per_rep(total: u64, reps: usize) -> u64 {
+    let reps = reps.max(1) as u64;
+    (total + reps / 2) / reps
+}
+
+/// When `news` and `transpose` make the same reads with `p` threads per job (as with 2 or 3
+/// threads: every thread reads every other, in the same order), they are the same experiment.
+fn news_is_transpose(p: usize) -> bool {
+    (0..p).all(|me| partners("news", me, p) == partners("transpose", me, p))
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let threads = args.threads.unwrap_or_else(default_threads);
     if threads == 0 || threads > MAX_THREADS {
@@ -733,6 +765,24 @@ fn run(args: &Args) -> Result<(), String> {
         args.jobs,
         setup.units_per_us
     );
+    let both = ["news", "transpose"]
+        .iter()
+        .all(|p| args.patterns.iter().any(|q| q == p));
+    if both && news_is_transpose(threads) {
+        eprintln!(
+            "note: with {threads} thread{} per job, news and transpose make the same reads{}: the \
+             same experiment, their rows are replicates (their differences are run-to-run noise)",
+            if threads == 1 { "" } else { "s" },
+            if threads == 1 {
+                " (none: both are the barrier pattern)".to_string()
+            } else {
+                let reads: Vec<String> = (1..threads)
+                    .map(|i| format!("(p + {i}) mod {threads}"))
+                    .collect();
+                format!(" (thread p reads thread {})", reads.join(", then "))
+            }
+        );
+    }
     let total =
         args.patterns.len() * grains.len() * imbalances.len() * args.strategies.len() * args.reps;
     let mut done = 0;
@@ -741,26 +791,38 @@ fn run(args: &Args) -> Result<(), String> {
     let mut runs_csv = String::from(
         "pattern,grain_us,imbalance,strategy,rep,job,wall_s,blocks,spin_successes,timed_out\n",
     );
+    let n_strategies = args.strategies.len();
     for pattern in &args.patterns {
         for (glabel, gns) in &grains {
             let phases = ((args.work_s * 1e9 / *gns as f64).round() as u64).max(5);
             for (ilabel, factor) in &imbalances {
-                let first_row = rows.len();
-                for strategy in &args.strategies {
-                    let cell = Cell {
+                let cells: Vec<Cell> = args
+                    .strategies
+                    .iter()
+                    .map(|strategy| Cell {
                         pattern: pattern.clone(),
                         grain_label: glabel.clone(),
                         grain_ns: *gns,
                         imbalance_label: ilabel.clone(),
                         imbalance_ns: (*gns as f64 * factor) as u64,
                         strategy: strategy.clone(),
-                    };
-                    let mut means = Vec::new();
-                    let mut timed_out = false;
-                    let (mut blocks, mut spins) = (0, 0);
-                    for rep in 0..args.reps {
+                    })
+                    .collect();
+                // Per strategy (in the order of --strategies): each repetition's mean job
+                // time, whether one timed out, and blocks and successful spins summed.
+                let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); n_strategies];
+                let mut timed_out = vec![false; n_strategies];
+                let mut blocks = vec![0u64; n_strategies];
+                let mut spins = vec![0u64; n_strategies];
+                // Repetitions outside, strategies inside, so that every strategy's k-th run
+                // falls in the same time window; the order rotates by one strategy per
+                // repetition, so that no strategy always runs first (or after the same one).
+                for rep in 0..args.reps {
+                    for k in 0..n_strategies {
+                        let si = rotated(k, rep, n_strategies);
+                        let (cell, strategy) = (&cells[si], &args.strategies[si]);
                         done += 1;
-                        let res = run_jobs(args, &setup, &cell, phases)?;
+                        let res = run_jobs(args, &setup, cell, phases)?;
                         let mean = res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64;
                         let to = res.iter().any(|r| r.timed_out);
                         for (j, r) in res.iter().enumerate() {
@@ -772,24 +834,33 @@ fn run(args: &Args) -> Result<(), String> {
                                 r.spin_successes,
                                 r.timed_out
                             ));
-                            blocks += r.blocks;
-                            spins += r.spin_successes;
+                            blocks[si] += r.blocks;
+                            spins[si] += r.spin_successes;
                         }
+                        let rep_label = if args.reps > 1 {
+                            format!(" rep {}/{}", rep + 1, args.reps)
+                        } else {
+                            String::new()
+                        };
                         eprintln!(
-                            "[{done:>3}/{total}] {pattern:<9} g={glabel:<6} v={ilabel:<4} {strategy:<6} {phases:>5} phases  mean job {mean:>7.3} s{}   ({:.0} s elapsed)",
+                            "[{done:>3}/{total}] {pattern:<9} g={glabel:<6} v={ilabel:<4} {strategy:<6}{rep_label} {phases:>5} phases  mean job {mean:>7.3} s{}   ({:.0} s elapsed)",
                             if to { "  TIMED OUT" } else { "" },
                             overall.elapsed().as_secs_f64()
                         );
-                        means.push(mean);
-                        timed_out |= to;
+                        means[si].push(mean);
+                        timed_out[si] |= to;
                     }
+                }
+                let first_row = rows.len();
+                for (si, cell) in cells.into_iter().enumerate() {
                     rows.push(Row {
                         cell,
-                        completion_s: median(means),
+                        completion_s: median(std::mem::take(&mut means[si])),
                         slowdown: f64::NAN,
-                        timed_out,
-                        blocks,
-                        spin_successes: spins,
+                        timed_out: timed_out[si],
+                        // per run (the mean over the repetitions), as with one repetition
+                        blocks: per_rep(blocks[si], args.reps),
+                        spin_successes: per_rep(spins[si], args.reps),
                     });
                 }
                 let best = rows[first_row..]
