@@ -14,19 +14,34 @@
 //! ```
 //!
 //! Each cell runs until the gangs have done `--iterations` iterations on average or for
-//! `--max-seconds`, after a warm-up, and reports the wall time per iteration. It writes
+//! `--max-seconds`, after a warm-up, and reports the wall time per iteration. The grid runs
+//! `--reps` times round and each cell reports its median run; the load-1 gang-spin cells (the
+//! model's dedicated time) run `--baseline-reps` times per round (default 3). It writes
 //! `DIR/gang.csv` (`method,load,grain_us,var_us,time_per_iter_us,model_us`) and `DIR/gang.svg`:
 //! time per iteration against grain at load 3 (the paper's Figure 5), the ratio os-block /
 //! gang-spin per load (Figure 6), and time against load at the finest grain (Figure 8).
 //!
-//! The model column uses the paper's equations, calibrated at load 1 only: `t_p + t_w` is the
-//! gang-spin time at load 1 and grain `g`; `t_w = VAR (n/(n+1) - 1/2)`; for gang-spin (eq. 6)
-//! `tau_q` is the gang quantum and `tau_cs` the measured mean coordinated-switch time; for
-//! os-block (eq. 12) the blocking cost `(n - 1)/n alpha tau_cs` is the processor time one
-//! episode of the blocking barrier costs each thread, measured at start-up with no work
-//! between episodes (the model charges blocking as processor time the gangs share, not as
-//! wake-up latency, which the other gangs' work overlaps); for os-spin (eq. 8) `tau_q` is the
-//! kernel's base slice (3 ms unless `/sys/kernel/debug/sched/base_slice_ns` says otherwise).
+//! The model column uses the paper's equations (6) gang-spin, (8) os-spin and (12) os-block,
+//! and every prediction at a load `l` is made without any measurement taken at load `l`:
+//!
+//! - `t_p + t_w` (the dedicated time at grain `g`): for `l >= 2`, the gang-spin time at load 1
+//!   and grain `g` (the median of `--reps` x `--baseline-reps` runs); for `l = 1`, the gang-spin
+//!   time at the lowest other load `l'`, through eq. 6 inverted
+//!   (`T(l') / (l' (1 + tau_cs / tau_q))`). `t_w = VAR (n/(n+1) - 1/2)`, `t_p` the rest.
+//! - eq. 6: `tau_q` is the gang quantum (configured); `tau_cs` the mean coordinated-switch stop
+//!   time over the gang-spin cells at the loads other than `l`. Since `tau_cs / tau_q` is a
+//!   fraction of a percent, eq. 6 is in effect a check that gang-spin time grows linearly with
+//!   the load from the baseline load.
+//! - eq. 12: the blocking cost `(n - 1)/n alpha tau_cs` is the processor time one episode of
+//!   the blocking barrier costs each thread, measured at start-up with no work between
+//!   episodes (the model charges blocking as processor time the gangs share, not as wake-up
+//!   latency, which the other gangs' work overlaps).
+//! - eq. 8: `tau_q` is the kernel's base slice (3 ms unless
+//!   `/sys/kernel/debug/sched/base_slice_ns` says otherwise), `tau_cs = 0`.
+//!
+//! The error of each equation is printed as a grain x load table for every load measured, and
+//! written to `DIR/gang_model.csv`
+//! (`load,grain_us,method,equation,measured_us,model_us,error_pct,t_p_us,t_w_us,tau_q_us,tau_cs_us,dedicated_from_load`).
 
 use rand::{rngs::StdRng, RngExt, SeedableRng};
 use std::fmt::Write as _;
@@ -79,6 +94,11 @@ struct Args {
     /// median is reported.
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
+    /// Runs of each load-1 baseline cell (gang-spin, or os-spin when gang-spin is not among
+    /// --methods) in each round of the grid (1 ..= 100): the dedicated time every model
+    /// prediction at loads 2 and up starts from is the median of --reps x this many runs.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100))]
+    baseline_reps: usize,
     /// Methods to compare: gang-spin, os-spin, os-block.
     #[arg(
         long,
@@ -167,10 +187,32 @@ struct Row {
     var_us: f64,
     time_per_iter_us: f64,
     model_us: Option<f64>,
+    /// The model's parameters for this row and the load the dedicated time came from.
+    model: Option<(Model, usize)>,
     /// Mean coordinated-switch stop time (gang-spin only), us.
     switch_us: Option<f64>,
     /// No gang completed an iteration in the window: the time is a lower bound.
     censored: bool,
+    /// Every run's time per iteration, us (the row's time is their median).
+    runs_us: Vec<f64>,
+}
+
+/// The paper's equation for a method.
+fn equation(method: &str) -> &'static str {
+    match method {
+        "gang-spin" => "eq. 6",
+        "os-spin" => "eq. 8",
+        "os-block" => "eq. 12",
+        _ => "-",
+    }
+}
+
+/// The method whose load-1 time is the dedicated time of the model: gang-spin, or os-spin
+/// when gang-spin is not run.
+fn baseline_method(methods: &[String]) -> Option<&'static str> {
+    ["gang-spin", "os-spin"]
+        .into_iter()
+        .find(|m| methods.iter().any(|x| x == m))
 }
 
 /// Calibrated busy work: `work(us)` computes for about `us` microseconds of CPU time.
@@ -466,12 +508,14 @@ fn block_barrier_cpu_once(cpus: &[usize], n: usize) -> f64 {
     })
 }
 
-/// The kernel's base time slice, for the os-spin model.
-fn os_slice_us() -> f64 {
+/// The kernel's base time slice, for the os-spin model, us, and where it came from.
+fn os_slice_us() -> (f64, &'static str) {
     std::fs::read_to_string("/sys/kernel/debug/sched/base_slice_ns")
         .ok()
         .and_then(|s| s.trim().parse::<f64>().ok())
-        .map_or(3000.0, |ns| ns / 1e3)
+        .map_or((3000.0, "EEVDF default; debugfs not readable"), |ns| {
+            (ns / 1e3, "/sys/kernel/debug/sched/base_slice_ns")
+        })
 }
 
 fn var_for(args: &Args, grain: f64) -> f64 {
@@ -482,60 +526,294 @@ fn var_for(args: &Args, grain: f64) -> f64 {
     }
 }
 
-/// Fills in the model column from the load-1 rows (see the module docs).
-fn add_model(args: &Args, rows: &mut [Row], n: usize, block_cpu_us: f64) {
+/// Where one load's model inputs came from.
+struct Calibration {
+    load: usize,
+    /// eq. 6's `tau_cs`: the mean coordinated-switch stop time over the gang-spin cells at
+    /// `tau_cs_loads` (never `load`), us; 0 when there are none.
+    tau_cs: f64,
+    tau_cs_loads: Vec<usize>,
+    tau_cs_cells: usize,
+    /// The loads the dedicated time was taken from (one per grain; normally a single load).
+    baseline_loads: Vec<usize>,
+}
+
+/// Fills in the model column, each load from the other loads' rows (see the module docs).
+fn add_model(
+    args: &Args,
+    rows: &mut [Row],
+    n: usize,
+    block_cpu_us: f64,
+    slice_us: f64,
+) -> Vec<Calibration> {
     let tau_q = args.quantum_ms * 1e3;
-    let switches: Vec<f64> = rows.iter().filter_map(|r| r.switch_us).collect();
-    let tau_cs = if switches.is_empty() {
-        0.0
-    } else {
-        switches.iter().sum::<f64>() / switches.len() as f64
+    let Some(base_method) = baseline_method(&args.methods) else {
+        return Vec::new();
     };
-    let slice = os_slice_us();
-    let at1 = |rows: &[Row], m: &str, g: f64| {
-        rows.iter()
-            .find(|r| r.method == m && r.load == 1 && r.grain_us == g && !r.censored)
+    let mut loads: Vec<usize> = rows.iter().map(|r| r.load).collect();
+    loads.sort_unstable();
+    loads.dedup();
+    let snapshot = rows.to_vec();
+    let time = |m: &str, l: usize, g: f64| {
+        snapshot
+            .iter()
+            .find(|r| r.method == m && r.load == l && r.grain_us == g && !r.censored)
             .map(|r| r.time_per_iter_us)
     };
-    let snapshot = rows.to_vec();
-    for r in rows.iter_mut() {
-        let Some(dedicated) = at1(&snapshot, "gang-spin", r.grain_us)
-            .or_else(|| at1(&snapshot, "os-spin", r.grain_us))
-        else {
+    let mut calibrations = Vec::new();
+    for &load in &loads {
+        let others: Vec<&Row> = snapshot
+            .iter()
+            .filter(|r| r.load != load && r.method == "gang-spin")
+            .filter(|r| r.switch_us.is_some())
+            .collect();
+        let tau_cs = if others.is_empty() {
+            0.0
+        } else {
+            others.iter().filter_map(|r| r.switch_us).sum::<f64>() / others.len() as f64
+        };
+        let mut tau_cs_loads: Vec<usize> = others.iter().map(|r| r.load).collect();
+        tau_cs_loads.dedup();
+        let mut baseline_loads = Vec::new();
+        for r in rows.iter_mut().filter(|r| r.load == load) {
+            let g = r.grain_us;
+            // The dedicated time at grain g, from another load: load 1 if this is not load 1,
+            // else gang-spin at the lowest other load through eq. 6 inverted.
+            let from_load_1 = (load != 1)
+                .then(|| time(base_method, 1, g))
+                .flatten()
+                .map(|t| (1, t));
+            let Some((from, dedicated)) = from_load_1.or_else(|| {
+                loads
+                    .iter()
+                    .filter(|&&l| l != load && l >= 2)
+                    .find_map(|&l| {
+                        time("gang-spin", l, g)
+                            .map(|t| (l, t / (l as f64 * (1.0 + tau_cs / tau_q))))
+                    })
+            }) else {
+                continue;
+            };
+            if !baseline_loads.contains(&from) {
+                baseline_loads.push(from);
+            }
+            let (_, t_w) = Model::synthetic(g, r.var_us, 0.0, n as u32);
+            let base = Model {
+                t_p: (dedicated - t_w).max(0.0),
+                t_w,
+                n: n as u32,
+                load: r.load as f64,
+                tau_q,
+                tau_cs,
+                alpha: 1.0,
+            };
+            let (model, predicted) = match r.method.as_str() {
+                "gang-spin" => (base, base.gang_spin()),
+                "os-spin" => {
+                    let m = Model {
+                        tau_q: slice_us,
+                        tau_cs: 0.0,
+                        ..base
+                    };
+                    (m, m.os_spin())
+                }
+                "os-block" => {
+                    let m = Model {
+                        // eq. 12 charges (n - 1)/n alpha tau_cs per thread and iteration.
+                        tau_cs: block_cpu_us * n as f64 / (n as f64 - 1.0).max(1.0),
+                        alpha: 1.0,
+                        ..base
+                    };
+                    (m, m.os_block())
+                }
+                _ => continue,
+            };
+            r.model = Some((model, from));
+            r.model_us = Some(predicted);
+        }
+        calibrations.push(Calibration {
+            load,
+            tau_cs,
+            tau_cs_loads,
+            tau_cs_cells: others.len(),
+            baseline_loads,
+        });
+    }
+    calibrations
+}
+
+/// `DIR/gang_model.csv`: one line per cell with a model value.
+fn write_model_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
+    let path = args.out.join("gang_model.csv");
+    let mut s = String::from(
+        "load,grain_us,method,equation,measured_us,model_us,error_pct,\
+         t_p_us,t_w_us,tau_q_us,tau_cs_us,dedicated_from_load\n",
+    );
+    for r in rows {
+        let (Some(m), Some((p, from))) = (r.model_us, r.model) else {
             continue;
         };
-        let (_, t_w) = Model::synthetic(r.grain_us, r.var_us, 0.0, n as u32);
-        let t_p = (dedicated - t_w).max(0.0);
-        let base = Model {
-            t_p,
-            t_w,
-            n: n as u32,
-            load: r.load as f64,
-            tau_q,
-            tau_cs,
-            alpha: 1.0,
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.3},{:.3},{:.1},{:.3},{:.3},{:.1},{:.3},{}",
+            r.load,
+            r.grain_us,
+            r.method,
+            equation(&r.method),
+            r.time_per_iter_us,
+            m,
+            error_pct(r).unwrap_or(f64::NAN),
+            p.t_p,
+            p.t_w,
+            p.tau_q,
+            p.alpha * p.tau_cs,
+            from
+        );
+    }
+    std::fs::write(&path, s).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The model's error for a row, percent of the measurement (`None` without a model value).
+fn error_pct(r: &Row) -> Option<f64> {
+    r.model_us
+        .map(|m| 100.0 * (m - r.time_per_iter_us) / r.time_per_iter_us)
+}
+
+/// Where every model input came from, then each equation's error by grain and load.
+#[allow(clippy::too_many_arguments)]
+fn print_model_check(
+    args: &Args,
+    rows: &[Row],
+    calibrations: &[Calibration],
+    n: usize,
+    block_cpu_us: f64,
+    slice: (f64, &str),
+) {
+    let Some(base_method) = baseline_method(&args.methods) else {
+        return;
+    };
+    let tau_q = args.quantum_ms * 1e3;
+    let mut grains = args.grains_us.clone();
+    grains.sort_by(f64::total_cmp);
+    println!();
+    println!("model inputs (a prediction at load l uses no measurement taken at load l):");
+    let baseline: Vec<String> = grains
+        .iter()
+        .filter_map(|&g| {
+            let r = rows
+                .iter()
+                .find(|r| r.method == base_method && r.load == 1 && r.grain_us == g)?;
+            let lo = r.runs_us.iter().copied().fold(f64::MAX, f64::min);
+            let hi = r.runs_us.iter().copied().fold(f64::MIN, f64::max);
+            Some(format!("{g}: {:.2} [{lo:.2}-{hi:.2}]", r.time_per_iter_us))
+        })
+        .collect();
+    if !baseline.is_empty() {
+        let runs = rows
+            .iter()
+            .find(|r| r.method == base_method && r.load == 1)
+            .map_or(0, |r| r.runs_us.len());
+        println!(
+            "  dedicated time t_p + t_w, loads >= 2: {base_method} at load 1, median of {runs} runs \
+             [min-max], us, by grain: {}",
+            baseline.join(", ")
+        );
+    }
+    for c in calibrations {
+        let from: Vec<String> = c.baseline_loads.iter().map(|l| l.to_string()).collect();
+        let how = if c.baseline_loads.iter().all(|&l| l == 1) {
+            format!("{base_method} at load 1")
+        } else {
+            format!(
+                "gang-spin at load {} / (load (1 + tau_cs/tau_q)) (eq. 6 inverted)",
+                from.join(",")
+            )
         };
-        r.model_us = match r.method.as_str() {
-            "gang-spin" => Some(base.gang_spin()),
-            "os-spin" => Some(
-                Model {
-                    tau_q: slice,
-                    tau_cs: 0.0,
-                    ..base
-                }
-                .os_spin(),
-            ),
-            "os-block" => Some(
-                Model {
-                    // eq. 12 charges (n - 1)/n alpha tau_cs per thread and iteration.
-                    tau_cs: block_cpu_us * n as f64 / (n as f64 - 1.0).max(1.0),
-                    alpha: 1.0,
-                    ..base
-                }
-                .os_block(),
-            ),
-            _ => None,
+        let tau = if c.tau_cs_cells == 0 {
+            "tau_cs = 0 (no gang-spin switch measured at another load)".to_string()
+        } else {
+            let ls: Vec<String> = c.tau_cs_loads.iter().map(|l| l.to_string()).collect();
+            format!(
+                "tau_cs = {:.1} us = mean switch stop time of the {} gang-spin cells at load{} {} \
+                 (tau_cs/tau_q = {:.2}%)",
+                c.tau_cs,
+                c.tau_cs_cells,
+                if ls.len() > 1 { "s" } else { "" },
+                ls.join(","),
+                100.0 * c.tau_cs / tau_q
+            )
         };
+        println!("  load {}: dedicated time from {how}; eq. 6 {tau}", c.load);
+    }
+    println!("  t_w = VAR (n/(n+1) - 1/2) with n = {n} (analytic); t_p = dedicated time - t_w");
+    println!(
+        "  eq. 6: tau_q = {tau_q:.0} us (the gang quantum, configured); eq. 8: tau_q = {:.0} us \
+         (kernel base slice: {}), tau_cs = 0; eq. 12: (n-1)/n alpha tau_cs = {block_cpu_us:.2} us \
+         (blocking-barrier CPU per thread and episode, start-up microbenchmark)",
+        slice.0, slice.1
+    );
+    if let Some(c) = calibrations.iter().find(|c| c.tau_cs_cells > 0) {
+        println!(
+            "  note: eq. 6 predicts (dedicated time) x l x (1 + tau_cs/tau_q), and tau_cs/tau_q \
+             is about {:.2}% here: it is in effect a check that gang-spin time grows linearly \
+             with the load from the baseline load, not a test of the switch-cost term",
+            100.0 * c.tau_cs / tau_q
+        );
+    }
+    let mut loads: Vec<usize> = rows.iter().map(|r| r.load).collect();
+    loads.sort_unstable();
+    loads.dedup();
+    for m in METHODS {
+        if !rows.iter().any(|r| r.method == m && r.model_us.is_some()) {
+            continue;
+        }
+        println!();
+        println!(
+            "{} ({m}) model error, % of measured, by grain (rows) and load (columns):",
+            equation(m)
+        );
+        let mut head = format!("{:>9}", "grain_us");
+        for l in &loads {
+            let _ = write!(head, " {:>7}", format!("l={l}"));
+        }
+        println!("{head}");
+        for &g in &grains {
+            let mut line = format!("{g:>9}");
+            for &l in &loads {
+                let e = rows
+                    .iter()
+                    .find(|r| r.method == m && r.load == l && r.grain_us == g)
+                    .and_then(error_pct);
+                let _ = write!(
+                    line,
+                    " {:>7}",
+                    e.map_or(String::from("-"), |e| format!("{e:+.0}"))
+                );
+            }
+            println!("{line}");
+        }
+        let mut within = format!("{:>9}", "<=25%");
+        let mut med = format!("{:>9}", "median");
+        for &l in &loads {
+            let errs: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.method == m && r.load == l)
+                .filter_map(error_pct)
+                .collect();
+            let ok = errs.iter().filter(|e| e.abs() <= 25.0).count();
+            let _ = write!(within, " {:>7}", format!("{ok}/{}", errs.len()));
+            let _ = write!(
+                med,
+                " {:>7}",
+                if errs.is_empty() {
+                    String::from("-")
+                } else {
+                    format!("{:+.0}", asat_peers::stats::median(errs))
+                }
+            );
+        }
+        println!("{within}");
+        println!("{med}");
     }
 }
 
@@ -627,20 +905,31 @@ fn summary(args: &Args, rows: &[Row]) {
             }
         }
     }
-    let errs: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.load == load && r.method != "os-spin")
-        .filter_map(|r| {
-            r.model_us
-                .map(|m| (m - r.time_per_iter_us).abs() / r.time_per_iter_us)
-        })
-        .collect();
-    if !errs.is_empty() {
-        let within = errs.iter().filter(|&&e| e <= 0.25).count();
-        println!(
-            "model at load {load} (gang-spin, os-block): {within}/{} cells within 25%",
-            errs.len()
-        );
+    let mut loads = args.load.clone();
+    loads.sort_unstable();
+    loads.dedup();
+    for m in METHODS {
+        let per_load: Vec<String> = loads
+            .iter()
+            .filter_map(|&l| {
+                let errs: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| r.method == m && r.load == l)
+                    .filter_map(error_pct)
+                    .collect();
+                (!errs.is_empty()).then(|| {
+                    let ok = errs.iter().filter(|e| e.abs() <= 25.0).count();
+                    format!("l={l}: {ok}/{}", errs.len())
+                })
+            })
+            .collect();
+        if !per_load.is_empty() {
+            println!(
+                "model {} ({m}), cells within 25% by load: {}",
+                equation(m),
+                per_load.join(", ")
+            );
+        }
     }
 }
 
@@ -857,18 +1146,34 @@ fn run(args: &Args) -> Result<(), String> {
             }
         }
     }
-    let total = cells.len() * args.reps;
+    // The load-1 cells of the baseline method give every model prediction at loads 2 and up
+    // its dedicated time: they run --baseline-reps times per round.
+    let base_method = baseline_method(&args.methods);
+    let runs_of = |c: &Cell<'_>| {
+        if c.load == 1 && Some(c.method) == base_method {
+            args.baseline_reps
+        } else {
+            1
+        }
+    };
+    let total = cells.iter().map(runs_of).sum::<usize>() * args.reps;
+    let mut done = 0;
     let mut runs: Vec<Vec<CellResult>> = vec![Vec::new(); cells.len()];
     let started = Instant::now();
     // Repetitions go round the whole grid, so that a burst of outside load hits one repetition
     // of several cells rather than every repetition of one cell.
-    for rep in 0..args.reps {
-        for (k, c) in cells.iter().enumerate() {
+    for _ in 0..args.reps {
+        for (k, c) in cells
+            .iter()
+            .enumerate()
+            .flat_map(|(k, c)| std::iter::repeat_n((k, c), runs_of(c)))
+        {
             let r = run_cell(args, &cpus, work, c)?;
             let spins = c.method != "os-block";
+            done += 1;
             eprintln!(
                 "[{:>3}/{total}] {:>6.1}s  {:<9} load {} grain {:>6} us var {:>6} us: {:>10.2}{} us/iter, cpu {:.0}%{}{}",
-                rep * cells.len() + k + 1,
+                done,
                 started.elapsed().as_secs_f64(),
                 c.method,
                 c.load,
@@ -906,18 +1211,25 @@ fn run(args: &Args) -> Result<(), String> {
             var_us: c.var,
             time_per_iter_us: t,
             model_us: None,
+            model: None,
             switch_us,
             censored,
+            runs_us: r.iter().map(|x| x.time_us).collect(),
         });
     }
-    add_model(args, &mut rows, n, block_cpu_us);
+    let slice = os_slice_us();
+    let calibrations = add_model(args, &mut rows, n, block_cpu_us, slice.0);
     write_csv(args, &rows)?;
+    write_model_csv(args, &rows)?;
     print_table(&rows);
+    print_model_check(args, &rows, &calibrations, n, block_cpu_us, slice);
+    println!();
     summary(args, &rows);
     plot(args, &rows).map_err(|e| format!("plot: {e}"))?;
     eprintln!(
-        "wrote {} and {}",
+        "wrote {}, {} and {}",
         args.out.join("gang.csv").display(),
+        args.out.join("gang_model.csv").display(),
         args.out.join("gang.svg").display()
     );
     Ok(())
