@@ -14,7 +14,38 @@
 //! Within a grain the cells run side by side: one copies count at a time, repetition by
 //! repetition, the policies one after another. The policies compared at one copies count thus
 //! ran minutes apart and after the same load (on a shared host a 2-thread job's speed moves by
-//! 1.4x between minutes), and `--reps` spreads each cell's repetitions over the run.
+//! 1.4x between minutes), and `--reps` spreads each cell's repetitions over the run. The order of
+//! the policies rotates from one repetition to the next (repetition `r`, counted from 0, starts
+//! with the policy at `r mod n` of `--policies` and goes on in list order), so no policy always
+//! runs right after the same one; the order is the same in every run. Between the last cell of
+//! one grain / copies group and the first cell of the next (or the next grain's calibration) the
+//! example pauses 2 s, so a group's heavier load does not spill into the next group's first cell.
+//!
+//! The libgomp policies: every copy starts with no `OMP_*` or `GOMP_*` variable of the caller's
+//! environment (`OMP_WAIT_POLICY`, `GOMP_SPINCOUNT`, `OMP_PROC_BIND`, `OMP_PLACES`,
+//! `OMP_SCHEDULE`, ...), and the gomp policies set exactly `OMP_NUM_THREADS` (the threads per
+//! job) and: `gomp` nothing else (libgomp's defaults: a waiting thread spins for a while before
+//! it sleeps), `gomp-dynamic` `OMP_DYNAMIC=true`, `gomp-passive` `OMP_WAIT_POLICY=passive`
+//! (a waiting thread sleeps at once). `gomp-passive` is not in the default `--policies`.
+//!
+//! Every copy reports a checksum of its result (the sum of its final buffer). Every policy runs
+//! the same sweeps of the same element-wise kernel and the sum is taken by the same code, so
+//! within one grain all copies that finished (a killed copy has none) must report bitwise the
+//! same checksum; a difference is an error that names the policies and values.
+//!
+//! `compare.csv` has one row per policy, grain and copies count:
+//!
+//! - `mean_job_s`: the median over the repetitions of the cell of the mean job time of the
+//!   repetition's copies (a killed copy counts as `--timeout`); with an even `--reps`, the mean
+//!   of the two middle repetitions;
+//! - `min_job_s`, `max_job_s`, `timed_out`: the fastest and slowest copy, and whether a copy was
+//!   killed, in the median repetition (the one whose mean is `mean_job_s`; with an even
+//!   `--reps`, the faster of the two middle ones); `median_rep`: which repetition that was
+//!   (1 = the first run);
+//! - `join_wait_pct` (asat's runtime only: the share of the team's thread time spent waiting at
+//!   joins) and `cpu_s` (CPU seconds per copy): averaged over the copies of every repetition;
+//! - `all_min_job_s`, `all_max_job_s`: the fastest and slowest copy over every repetition;
+//!   `timed_out_reps`: in how many repetitions a copy was killed.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,7 +66,9 @@ use plotters::prelude::*;
 )]
 struct Args {
     /// Policies to compare: single, fixed, asat, rayon (the sweep loop inside `pool.install`),
-    /// rayon-main (each sweep's `par_chunks_mut` called from the main thread), gomp, gomp-dynamic.
+    /// rayon-main (each sweep's `par_chunks_mut` called from the main thread), gomp (libgomp's
+    /// defaults), gomp-dynamic (`OMP_DYNAMIC=true`), gomp-passive (`OMP_WAIT_POLICY=passive`; not
+    /// in the default list).
     #[arg(
         long,
         value_delimiter = ',',
@@ -124,7 +157,7 @@ fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
     *v = kept;
 }
 
-const POLICIES: [&str; 7] = [
+const POLICIES: [&str; 8] = [
     "single",
     "fixed",
     "asat",
@@ -132,10 +165,11 @@ const POLICIES: [&str; 7] = [
     "rayon-main",
     "gomp",
     "gomp-dynamic",
+    "gomp-passive",
 ];
 
 /// What a copy (`--worker --policy`) may run: the policies and the calibration kernels.
-const WORKER_POLICIES: [&str; 9] = [
+const WORKER_POLICIES: [&str; 10] = [
     "single",
     "fixed",
     "asat",
@@ -143,6 +177,7 @@ const WORKER_POLICIES: [&str; 9] = [
     "rayon-main",
     "gomp",
     "gomp-dynamic",
+    "gomp-passive",
     "serial-c",
     "serial-rust",
 ];
@@ -156,6 +191,10 @@ fn main() {
         }
         return;
     }
+    if let Err(e) = check_not_bound() {
+        eprintln!("compare: {e}");
+        std::process::exit(2);
+    }
     dedup_in_order(&mut args.policies);
     dedup_in_order(&mut args.grains);
     dedup_in_order(&mut args.copies);
@@ -163,6 +202,34 @@ fn main() {
         eprintln!("compare: {e}");
         std::process::exit(2);
     }
+}
+
+extern "C" {
+    /// libgomp's `omp_get_proc_bind` (libgomp is linked through `asat_peers`).
+    fn omp_get_proc_bind() -> std::os::raw::c_int;
+}
+
+/// This process links libgomp, which reads its environment when it is loaded, before `main`:
+/// with `OMP_PROC_BIND` (other than `false`), `OMP_PLACES` or `GOMP_CPU_AFFINITY` it pins the
+/// starting thread to one place, and every copy would inherit that one CPU (the copies' own
+/// environment is cleaned, but the affinity mask is passed on). That cannot be undone here (the
+/// mask before the pinning is lost), so such a run is refused.
+fn check_not_bound() -> Result<(), String> {
+    // SAFETY: a plain libgomp query without arguments.
+    if unsafe { omp_get_proc_bind() } == 0 {
+        return Ok(());
+    }
+    let set: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| OMP_ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect();
+    Err(format!(
+        "libgomp has bound this process to one CPU at start-up (the OMP_*/GOMP_* variables set: \
+         {}), and the copies would inherit it: run compare without OMP_PROC_BIND, OMP_PLACES \
+         and GOMP_CPU_AFFINITY (every copy starts without the caller's OMP_*/GOMP_* variables \
+         anyway)",
+        set.join(", ")
+    ))
 }
 
 /// What one copy reports.
@@ -176,6 +243,8 @@ struct CopyResult {
     probe_pct: Option<f64>,
     /// `t_s team_size passage_us decision` lines of an ASAT copy run with --trace.
     trace: Vec<String>,
+    /// The sum of the job's result (none for a killed copy).
+    checksum: Option<f64>,
 }
 
 fn cpu_seconds() -> f64 {
@@ -228,7 +297,8 @@ fn worker(args: &Args) -> Result<(), String> {
             let pool = rayon_peer::pool(threads);
             rayon_peer::jacobi_per_call(&pool, &mut a, &mut b, args.sweeps);
         }
-        "gomp" | "gomp-dynamic" => {
+        // The three differ only in the environment `spawn_copy` gives them (`omp_env`).
+        "gomp" | "gomp-dynamic" | "gomp-passive" => {
             omp::jacobi_omp(&mut a, &mut b, args.sweeps);
         }
         "serial-c" => omp::jacobi_serial(&mut a, &mut b, args.sweeps),
@@ -268,6 +338,24 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Prefixes of the environment variables libgomp reads (OpenMP's and its own).
+const OMP_ENV_PREFIXES: [&str; 2] = ["OMP_", "GOMP_"];
+
+/// The libgomp settings of a copy under `policy`, set after every `OMP_*` / `GOMP_*` variable of
+/// the caller's environment has been removed: `gomp` is libgomp's defaults bar the thread count.
+fn omp_env(policy: &str, threads: usize) -> Vec<(&'static str, String)> {
+    let mut env = Vec::new();
+    if matches!(policy, "gomp" | "gomp-dynamic" | "gomp-passive") {
+        env.push(("OMP_NUM_THREADS", threads.to_string()));
+    }
+    match policy {
+        "gomp-dynamic" => env.push(("OMP_DYNAMIC", "true".to_owned())),
+        "gomp-passive" => env.push(("OMP_WAIT_POLICY", "passive".to_owned())),
+        _ => {}
+    }
+    env
+}
+
 fn spawn_copy(
     args: &Args,
     policy: &str,
@@ -288,11 +376,15 @@ fn spawn_copy(
         "--threads",
         &threads.to_string(),
     ]);
-    cmd.env("OMP_NUM_THREADS", threads.to_string());
-    cmd.env_remove("OMP_DYNAMIC");
-    if policy == "gomp-dynamic" {
-        cmd.env("OMP_DYNAMIC", "true");
+    // libgomp reads its settings from the environment when the process starts: drop the caller's,
+    // then set exactly what the policy needs, so that a run does not depend on the shell's.
+    for (key, _) in std::env::vars_os() {
+        let k = key.as_encoded_bytes();
+        if OMP_ENV_PREFIXES.iter().any(|p| k.starts_with(p.as_bytes())) {
+            cmd.env_remove(&key);
+        }
     }
+    cmd.envs(omp_env(policy, threads));
     if args.trace {
         cmd.arg("--trace");
     }
@@ -338,6 +430,7 @@ fn run_cell(
                 timed_out: true,
                 probe_pct: None,
                 trace: Vec::new(),
+                checksum: None,
             }),
         })
         .collect()
@@ -367,10 +460,12 @@ fn parse_result(rest: &str) -> Option<CopyResult> {
             "join_wait_pct" => r.join_wait_pct = v.parse().ok(),
             "probe_pct" => r.probe_pct = v.parse().ok(),
             "cpu_s" => r.cpu_s = v.parse().ok()?,
+            "checksum" => r.checksum = Some(v.parse().ok()?),
             _ => {}
         }
     }
-    Some(r)
+    // A copy that finished always reports its checksum.
+    r.checksum.is_some().then_some(r)
 }
 
 /// One row of the table.
@@ -379,13 +474,86 @@ struct Row {
     policy: String,
     grain: usize,
     copies: usize,
+    /// The median over the repetitions of the repetition's mean job time.
     mean_job_s: f64,
+    /// Which repetition is the median one (0 = the first run).
+    median_rep: usize,
+    /// The fastest and slowest copy of the median repetition.
     min_job_s: f64,
     max_job_s: f64,
+    /// Whether a copy of the median repetition was killed.
+    timed_out: bool,
+    /// The fastest and slowest copy over every repetition.
+    all_min_job_s: f64,
+    all_max_job_s: f64,
+    /// Repetitions in which a copy was killed, of `reps`.
+    timed_out_reps: usize,
+    reps: usize,
+    /// Averaged over the copies of every repetition.
     join_wait_pct: Option<f64>,
     probe_pct: Option<f64>,
     cpu_s: f64,
-    timed_out: bool,
+}
+
+/// The pause between the last cell of one grain / copies group and the first of the next.
+const GROUP_PAUSE: Duration = Duration::from_secs(2);
+
+/// The repetition whose mean job time is the median (with an even count, the faster of the two
+/// middle ones; ties go to the earlier repetition).
+fn median_rep(means: &[f64]) -> usize {
+    let mut order: Vec<usize> = (0..means.len()).collect();
+    order.sort_by(|&a, &b| means[a].total_cmp(&means[b]).then(a.cmp(&b)));
+    order[(order.len() - 1) / 2]
+}
+
+/// Folds `f` over the wall times of `res`.
+fn wall_fold(res: &[CopyResult], init: f64, f: fn(f64, f64) -> f64) -> f64 {
+    res.iter().map(|r| r.wall_s).fold(init, f)
+}
+
+/// Where a checksum was first seen within a grain.
+struct FirstChecksum {
+    value: f64,
+    policy: String,
+    copies: usize,
+    rep: usize,
+}
+
+/// Checks that every copy that finished reported the grain's first checksum, bit for bit.
+fn check_checksums(
+    first: &mut Option<FirstChecksum>,
+    grain: usize,
+    policy: &str,
+    copies: usize,
+    rep: usize,
+    res: &[CopyResult],
+) -> Result<(), String> {
+    for value in res.iter().filter_map(|r| r.checksum) {
+        match first {
+            None => {
+                *first = Some(FirstChecksum {
+                    value,
+                    policy: policy.to_owned(),
+                    copies,
+                    rep,
+                })
+            }
+            Some(f) if f.value.to_bits() == value.to_bits() => {}
+            Some(f) => {
+                return Err(format!(
+                    "grain {grain}: the policies computed different results: {} ({} copies, \
+                     repetition {}) reported checksum {:?}, {policy} ({copies} copies, repetition \
+                     {}) {value:?} (the same sweeps of the same kernel must agree bit for bit)",
+                    f.policy,
+                    f.copies,
+                    f.rep + 1,
+                    f.value,
+                    rep + 1
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Sweeps for a job of about `total` element updates at this grain (or ~2 s on one thread).
@@ -418,41 +586,67 @@ fn run(args: &Args) -> Result<(), String> {
     let mut done = 0;
     let mut rows = Vec::new();
     let overall = Instant::now();
+    let mut first_group = true;
     for &grain in &args.grains {
+        if !first_group {
+            std::thread::sleep(GROUP_PAUSE);
+        }
         let sweeps = sweeps_for(args, grain, threads)?;
         eprintln!(
             "grain {grain}: {sweeps} sweeps per job ({:.2e} element updates), {threads} threads per job",
             sweeps as f64 * (grain - 2) as f64
         );
+        let mut checksum: Option<FirstChecksum> = None;
         // Side by side: one copies count at a time, repetition by repetition, the policies one
         // after another, so that the cells compared in a column ran minutes apart, after the
         // same load, and a slow phase of a shared host hits every policy's repetitions alike.
+        // The policy order rotates by one per repetition, so no policy always follows the same.
+        let n = args.policies.len();
         let cell = |p: usize, c: usize| p * args.copies.len() + c;
-        let mut acc: Vec<(Vec<f64>, Vec<CopyResult>)> =
-            vec![(Vec::new(), Vec::new()); args.policies.len() * args.copies.len()];
+        // Per cell, each repetition's copies, in run order.
+        let mut acc: Vec<Vec<Vec<CopyResult>>> = vec![Vec::new(); n * args.copies.len()];
         for (c, &copies) in args.copies.iter().enumerate() {
-            for _ in 0..args.reps {
-                for (p, policy) in args.policies.iter().enumerate() {
+            if !first_group {
+                std::thread::sleep(GROUP_PAUSE);
+            }
+            first_group = false;
+            for rep in 0..args.reps {
+                for k in 0..n {
+                    let p = (rep + k) % n;
+                    let policy = &args.policies[p];
                     done += 1;
                     let res = run_cell(args, policy, grain, sweeps, copies, threads)?;
                     let mean = res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64;
                     eprintln!(
-                        "[{done:>3}/{cells}] {policy:<13} grain={grain:<8} copies={copies}  mean job {mean:>7.3} s{}   ({:.0} s elapsed)",
+                        "[{done:>3}/{cells}] {policy:<13} grain={grain:<8} copies={copies} rep={}  mean job {mean:>7.3} s{}   ({:.0} s elapsed)",
+                        rep + 1,
                         if res.iter().any(|r| r.timed_out) { "  TIMED OUT" } else { "" },
                         overall.elapsed().as_secs_f64()
                     );
+                    check_checksums(&mut checksum, grain, policy, copies, rep, &res)?;
                     if args.trace && policy == "asat" {
                         write_trace(args, grain, copies, &res)?;
                     }
-                    let (means, all) = &mut acc[cell(p, c)];
-                    means.push(mean);
-                    all.extend(res);
+                    acc[cell(p, c)].push(res);
                 }
             }
         }
+        if let Some(f) = &checksum {
+            eprintln!(
+                "grain {grain}: every copy that finished reported checksum {:?}",
+                f.value
+            );
+        }
         for (p, policy) in args.policies.iter().enumerate() {
             for (c, &copies) in args.copies.iter().enumerate() {
-                let (means, all) = std::mem::take(&mut acc[cell(p, c)]);
+                let by_rep = std::mem::take(&mut acc[cell(p, c)]);
+                let means: Vec<f64> = by_rep
+                    .iter()
+                    .map(|res| res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64)
+                    .collect();
+                let med = median_rep(&means);
+                let median_res = &by_rep[med];
+                let all: Vec<&CopyResult> = by_rep.iter().flatten().collect();
                 let jw: Vec<f64> = all.iter().filter_map(|r| r.join_wait_pct).collect();
                 let pp: Vec<f64> = all.iter().filter_map(|r| r.probe_pct).collect();
                 rows.push(Row {
@@ -460,13 +654,27 @@ fn run(args: &Args) -> Result<(), String> {
                     grain,
                     copies,
                     mean_job_s: median(means),
-                    min_job_s: all.iter().map(|r| r.wall_s).fold(f64::INFINITY, f64::min),
-                    max_job_s: all.iter().map(|r| r.wall_s).fold(0.0, f64::max),
+                    median_rep: med,
+                    min_job_s: wall_fold(median_res, f64::INFINITY, f64::min),
+                    max_job_s: wall_fold(median_res, 0.0, f64::max),
+                    timed_out: median_res.iter().any(|r| r.timed_out),
+                    all_min_job_s: by_rep
+                        .iter()
+                        .map(|res| wall_fold(res, f64::INFINITY, f64::min))
+                        .fold(f64::INFINITY, f64::min),
+                    all_max_job_s: by_rep
+                        .iter()
+                        .map(|res| wall_fold(res, 0.0, f64::max))
+                        .fold(0.0, f64::max),
+                    timed_out_reps: by_rep
+                        .iter()
+                        .filter(|res| res.iter().any(|r| r.timed_out))
+                        .count(),
+                    reps: by_rep.len(),
                     join_wait_pct: (!jw.is_empty())
                         .then(|| jw.iter().sum::<f64>() / jw.len() as f64),
                     probe_pct: (!pp.is_empty()).then(|| pp.iter().sum::<f64>() / pp.len() as f64),
                     cpu_s: all.iter().map(|r| r.cpu_s).sum::<f64>() / all.len() as f64,
-                    timed_out: all.iter().any(|r| r.timed_out),
                 });
             }
         }
@@ -563,11 +771,12 @@ fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
     let path = args.out.join("compare.csv");
     let mut f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut s = String::from(
-        "policy,grain,copies,mean_job_s,min_job_s,max_job_s,join_wait_pct,cpu_s,timed_out\n",
+        "policy,grain,copies,mean_job_s,min_job_s,max_job_s,join_wait_pct,cpu_s,timed_out,\
+         median_rep,all_min_job_s,all_max_job_s,timed_out_reps\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "{},{},{},{:.4},{:.4},{:.4},{},{:.3},{}\n",
+            "{},{},{},{:.4},{:.4},{:.4},{},{:.3},{},{},{:.4},{:.4},{}\n",
             r.policy,
             r.grain,
             r.copies,
@@ -576,7 +785,11 @@ fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
             r.max_job_s,
             r.join_wait_pct.map_or(String::new(), |j| format!("{j:.1}")),
             r.cpu_s,
-            r.timed_out
+            r.timed_out,
+            r.median_rep + 1,
+            r.all_min_job_s,
+            r.all_max_job_s,
+            r.timed_out_reps
         ));
     }
     f.write_all(s.as_bytes())
@@ -585,23 +798,46 @@ fn write_csv(args: &Args, rows: &[Row]) -> Result<(), String> {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<13} {:>8} {:>6} {:>10} {:>9} {:>9} {:>7} {:>7} {:>7}",
-        "policy", "grain", "copies", "mean_job_s", "min_s", "max_s", "join%", "probe%", "cpu_s"
+        "mean_job_s: median over the repetitions of the mean job time; rep: the median \
+         repetition; min_s, max_s: its fastest and slowest copy; all_min, all_max: over every \
+         repetition; join%, probe%, cpu_s: averaged over every repetition"
+    );
+    println!(
+        "{:<13} {:>8} {:>6} {:>10} {:>4} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}",
+        "policy",
+        "grain",
+        "copies",
+        "mean_job_s",
+        "rep",
+        "min_s",
+        "max_s",
+        "all_min",
+        "all_max",
+        "join%",
+        "probe%",
+        "cpu_s"
     );
     for r in rows {
+        let killed = match (r.timed_out, r.timed_out_reps) {
+            (_, 0) => String::new(),
+            (true, k) => format!("  a copy killed in the median rep ({k} of {} reps)", r.reps),
+            (false, k) => format!("  none killed in the median rep ({k} of {} reps)", r.reps),
+        };
         println!(
-            "{:<13} {:>8} {:>6} {:>10.3} {:>9.3} {:>9.3} {:>7} {:>7} {:>7.2}{}",
+            "{:<13} {:>8} {:>6} {:>10.3} {:>4} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>6} {:>6} {:>7.2}{killed}",
             r.policy,
             r.grain,
             r.copies,
             r.mean_job_s,
+            r.median_rep + 1,
             r.min_job_s,
             r.max_job_s,
+            r.all_min_job_s,
+            r.all_max_job_s,
             r.join_wait_pct
                 .map_or(String::from("-"), |j| format!("{j:.1}")),
             r.probe_pct.map_or(String::from("-"), |j| format!("{j:.2}")),
             r.cpu_s,
-            if r.timed_out { "  timed out" } else { "" }
         );
     }
 }
