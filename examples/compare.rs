@@ -114,7 +114,7 @@ struct Args {
         hide = true,
         requires = "worker",
         default_value = "fixed",
-        value_parser = PossibleValuesParser::new(WORKER_POLICIES)
+        value_parser = PossibleValuesParser::new(worker_policies())
     )]
     policy: String,
     #[arg(long, hide = true, requires = "worker", default_value_t = 10000, value_parser = grain_parser())]
@@ -168,19 +168,13 @@ const POLICIES: [&str; 8] = [
     "gomp-passive",
 ];
 
-/// What a copy (`--worker --policy`) may run: the policies and the calibration kernels.
-const WORKER_POLICIES: [&str; 10] = [
-    "single",
-    "fixed",
-    "asat",
-    "rayon",
-    "rayon-main",
-    "gomp",
-    "gomp-dynamic",
-    "gomp-passive",
-    "serial-c",
-    "serial-rust",
-];
+/// What a copy (`--worker --policy`) may run besides the policies: the calibration kernels.
+const CALIBRATION_KERNELS: [&str; 2] = ["serial-c", "serial-rust"];
+
+/// What a copy (`--worker --policy`) may run.
+fn worker_policies() -> impl Iterator<Item = &'static str> {
+    POLICIES.into_iter().chain(CALIBRATION_KERNELS)
+}
 
 fn main() {
     let mut args = Args::parse();
@@ -306,7 +300,7 @@ fn worker(args: &Args) -> Result<(), String> {
         other => {
             return Err(format!(
                 "unknown policy {other:?}: must be one of {}",
-                WORKER_POLICIES.join(", ")
+                worker_policies().collect::<Vec<_>>().join(", ")
             ))
         }
     }

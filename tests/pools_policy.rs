@@ -14,11 +14,21 @@ fn four_pools_of_four() -> asat::pools::Pools {
 }
 
 fn job(table: &Arc<LocalLoads>, d: usize) -> (Arc<PoolPolicy>, Runtime) {
+    job_holding(table, d, std::time::Duration::ZERO)
+}
+
+/// A job on the four pools that keeps its placements for `hold`.
+fn job_holding(
+    table: &Arc<LocalLoads>,
+    d: usize,
+    hold: std::time::Duration,
+) -> (Arc<PoolPolicy>, Runtime) {
     let policy = Arc::new(
         PoolPolicy::builder(four_pools_of_four())
             .table(table.clone())
             .pin(false)
             .desired(d)
+            .hold(hold)
             .build()
             .unwrap(),
     );
@@ -159,20 +169,7 @@ fn bad_settings_are_clear_errors() {
 #[test]
 fn a_held_placement_is_reused_and_stays_counted() {
     let table = Arc::new(LocalLoads::new(4));
-    let policy = Arc::new(
-        PoolPolicy::builder(four_pools_of_four())
-            .table(table.clone())
-            .pin(false)
-            .desired(4)
-            .hold(std::time::Duration::from_secs(3600))
-            .build()
-            .unwrap(),
-    );
-    let rt = Runtime::builder()
-        .max_threads(4)
-        .shared_policy(policy.clone())
-        .build()
-        .unwrap();
+    let (policy, rt) = job_holding(&table, 4, std::time::Duration::from_secs(3600));
     rt.region(|_| {});
     let first = policy.last_region().unwrap();
     assert_eq!(first.per_pool, vec![(0, 4)]);
@@ -193,20 +190,7 @@ fn a_held_placement_is_reused_and_stays_counted() {
 #[test]
 fn after_the_hold_the_job_is_placed_anew() {
     let table = Arc::new(LocalLoads::new(4));
-    let policy = Arc::new(
-        PoolPolicy::builder(four_pools_of_four())
-            .table(table.clone())
-            .pin(false)
-            .desired(4)
-            .hold(std::time::Duration::from_millis(1))
-            .build()
-            .unwrap(),
-    );
-    let rt = Runtime::builder()
-        .max_threads(4)
-        .shared_policy(policy.clone())
-        .build()
-        .unwrap();
+    let (policy, rt) = job_holding(&table, 4, std::time::Duration::from_millis(1));
     rt.region(|_| {});
     assert_eq!(policy.last_region().unwrap().per_pool, vec![(0, 4)]);
     // Pool 0 fills up with another job's threads; after the hold the job spreads its threads
@@ -231,20 +215,7 @@ fn a_hold_ends_when_it_expires_even_without_another_region() {
     // A job that stops starting regions (a serial phase) must not stay counted with its held
     // threads: when the hold expires they leave the table and the master is counted at home.
     let table = Arc::new(LocalLoads::new(4));
-    let policy = Arc::new(
-        PoolPolicy::builder(four_pools_of_four())
-            .table(table.clone())
-            .pin(false)
-            .desired(4)
-            .hold(std::time::Duration::from_millis(50))
-            .build()
-            .unwrap(),
-    );
-    let rt = Runtime::builder()
-        .max_threads(4)
-        .shared_policy(policy.clone())
-        .build()
-        .unwrap();
+    let (policy, rt) = job_holding(&table, 4, std::time::Duration::from_millis(50));
     rt.region(|_| {});
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while table.loads() != vec![1, 0, 0, 0] && std::time::Instant::now() < deadline {
