@@ -53,6 +53,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use asat::{Runtime, Schedule, MAX_THREADS_LIMIT};
+use asat_peers::cli::{dedup_in_order, seconds_up_to_a_day};
 use asat_peers::procs::{self, Outcome, Watched};
 use asat_peers::stats::median;
 use asat_peers::{kernel, load::CpuHogs, omp, rayon_peer};
@@ -89,7 +90,7 @@ struct Args {
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     reps: usize,
     /// Seconds after which a copy is killed and its row marked timed out.
-    #[arg(long, default_value_t = 15.0, allow_negative_numbers = true, value_parser = timeout_secs)]
+    #[arg(long, default_value_t = 15.0, allow_negative_numbers = true, value_parser = seconds_up_to_a_day)]
     timeout: f64,
     /// Threads per job, 1 ..= 4096 (default: the CPUs this process may use).
     #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS_LIMIT as u64))]
@@ -130,31 +131,12 @@ fn grain_parser() -> RangedU64ValueParser<usize> {
     RangedU64ValueParser::<usize>::new().range(3..=MAX_GRAIN)
 }
 
-/// `--timeout`: seconds, finite and above 0 (at most a day).
-fn timeout_secs(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
-    }
-}
-
 /// `--total`: element updates, finite and above 0.
 fn positive_total(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
         _ => Err("must be a finite number of element updates above 0".into()),
     }
-}
-
-/// Removes repeated entries, keeping the first of each.
-fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
-    let mut kept: Vec<T> = Vec::with_capacity(v.len());
-    for x in v.drain(..) {
-        if !kept.contains(&x) {
-            kept.push(x);
-        }
-    }
-    *v = kept;
 }
 
 const POLICIES: [&str; 8] = [

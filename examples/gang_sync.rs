@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 
 use asat::gang::{GangScheduler, Model, MAX_QUANTUM, MIN_QUANTUM};
 use asat::{CpuSet, Runtime};
+use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
 use asat_peers::spin::SpinBarrier;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
@@ -88,7 +89,7 @@ struct Args {
     #[arg(long, default_value_t = 50_000)]
     iterations: u64,
     /// The longest a cell measures, in seconds (after its warm-up; above 0, at most 86400).
-    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = max_secs)]
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = seconds_up_to_a_day)]
     max_seconds: f64,
     /// Repetitions of each cell (the whole grid is run this many times; 1 ..= 10000); the
     /// median is reported.
@@ -128,12 +129,7 @@ const MAX_GRAIN_US: f64 = 1e6;
 
 /// `--grains-us`: microseconds, above 0 and at most [`MAX_GRAIN_US`].
 fn grain_us(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= MAX_GRAIN_US => Ok(v),
-        _ => Err(format!(
-            "must be a number of microseconds above 0 and at most {MAX_GRAIN_US}"
-        )),
-    }
+    number_up_to(s, MAX_GRAIN_US, "microseconds")
 }
 
 /// `--var-us`: microseconds, 0 to [`MAX_GRAIN_US`].
@@ -143,14 +139,6 @@ fn var_us(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "must be a number of microseconds between 0 and {MAX_GRAIN_US}"
         )),
-    }
-}
-
-/// `--max-seconds`: seconds, above 0 and at most a day.
-fn max_secs(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
     }
 }
 
@@ -166,17 +154,6 @@ fn quantum_ms(s: &str) -> Result<f64, String> {
             "must be a number of milliseconds between {lo} and {hi}"
         )),
     }
-}
-
-/// Removes repeated entries, keeping the first of each.
-fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
-    let mut kept: Vec<T> = Vec::with_capacity(v.len());
-    for x in v.drain(..) {
-        if !kept.contains(&x) {
-            kept.push(x);
-        }
-    }
-    *v = kept;
 }
 
 #[derive(Clone, Debug)]

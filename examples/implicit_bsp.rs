@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 use asat::gang::GangScheduler;
 use asat::implicit::{AnyStrategy, Block, Config, Flag, Spin};
 use asat::{CpuSet, Runtime};
+use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
 use asat_peers::procs::{self, Outcome, Watched};
 use asat_peers::stats::median;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
@@ -107,7 +108,7 @@ struct Args {
     reps: usize,
     /// Seconds after which a run's jobs are killed (the run is marked timed out and counted at
     /// this time, a lower bound).
-    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true, value_parser = timeout_secs)]
+    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true, value_parser = seconds_up_to_a_day)]
     timeout: f64,
     /// Leave the job threads unpinned (default: thread i of every job runs on the i-th CPU
     /// this process may use, the paper's one process per processor per job).
@@ -148,20 +149,9 @@ struct Args {
 /// The most threads per job.
 const MAX_THREADS: usize = 1024;
 
-/// `--timeout`: seconds, finite and above 0 (at most a day).
-fn timeout_secs(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err("must be a number of seconds above 0 and at most 86400".into()),
-    }
-}
-
 /// `--work-s`: seconds, above 0 and at most 600.
 fn work_secs(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 600.0 => Ok(v),
-        _ => Err("must be a number of seconds above 0 and at most 600".into()),
-    }
+    number_up_to(s, 600.0, "seconds")
 }
 
 /// `--units-per-us` (internal): the calibrated work rate, finite and above 0.
@@ -170,17 +160,6 @@ fn units_per_us_arg(s: &str) -> Result<f64, String> {
         Ok(v) if v > 0.0 && v <= 1e6 => Ok(v),
         _ => Err("must be a number of work units per microsecond above 0 and at most 1e6".into()),
     }
-}
-
-/// Removes repeated entries, keeping the first of each.
-fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
-    let mut kept: Vec<T> = Vec::with_capacity(v.len());
-    for x in v.drain(..) {
-        if !kept.contains(&x) {
-            kept.push(x);
-        }
-    }
-    *v = kept;
 }
 
 const PATTERNS: [&str; 3] = ["barrier", "news", "transpose"];

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use asat::pools::placement::Params;
 use asat::pools::sim::{self, Config, RunResult, Summary};
+use asat_peers::cli::dedup_in_order;
 use clap::builder::RangedU64ValueParser;
 use clap::Parser;
 use plotters::prelude::*;
@@ -76,17 +77,6 @@ const MAX_JOBS: u64 = 10_000_000;
 struct Point {
     cfg: Config,
     summary: Summary,
-}
-
-/// Removes repeated entries, keeping the first of each.
-fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
-    let mut kept: Vec<T> = Vec::with_capacity(v.len());
-    for x in v.drain(..) {
-        if !kept.contains(&x) {
-            kept.push(x);
-        }
-    }
-    *v = kept;
 }
 
 fn main() {

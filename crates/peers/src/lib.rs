@@ -2,8 +2,10 @@
 //! asat's examples and benches run, the same kernel as C OpenMP code built with gcc
 //! `-fopenmp`, a rayon variant, co-located CPU load ([`load::CpuHogs`]), the watching of
 //! child processes ([`procs`]), a pure spin barrier ([`spin::SpinBarrier`]), and the one piece
-//! of plotting the examples share ([`plot::series`], [`plot::legend`]), and [`stats::median`].
+//! of plotting the examples share ([`plot::series`], [`plot::legend`]), [`stats::median`], and
+//! the argument checks of their command lines ([`cli`]).
 
+pub mod cli;
 pub mod kernel;
 pub mod load;
 pub mod omp;
