@@ -4,11 +4,11 @@
 //! # Protocol
 //!
 //! One 32-bit futex word, on its own cache line, holds the whole state:
-//! `episode (14 bits) << 18 | arrived (16 bits) << 2 | SLEEP << 1 | POISON`.
+//! `episode (13 bits) << 19 | STAMPED << 18 | arrived (16 bits) << 2 | SLEEP << 1 | POISON`.
 //!
 //! An arriving thread reads the word and, with a compare-exchange (`AcqRel`), either adds one
 //! to `arrived` or, if it is the last of the `n` participants, sets `arrived` to 0, adds one to
-//! `episode` and clears `SLEEP`, in one step: that step is the release. The last arriver wakes
+//! `episode` and clears `SLEEP` and `STAMPED`, in one step: that step is the release. The last arriver wakes
 //! sleepers if the value it replaced had `SLEEP` set. Every other thread waits until the
 //! episode differs from the one it arrived in: it spins for the strategy's
 //! [`barrier_spin`](TwoPhase::barrier_spin), then sets `SLEEP` and blocks on the futex (the
@@ -19,7 +19,7 @@
 //! return: the arrivals form one chain of read-modify-writes ending in the release, which the
 //! waiters read with `Acquire`. Only the last arriver can change the episode, and it cannot
 //! change it again before every participant has arrived again, so a waiter sees the episode
-//! change exactly once (no ABA in spite of 14 bits), and the generation a participant observes
+//! change exactly once (no ABA in spite of 13 bits), and the generation a participant observes
 //! increases by exactly one per episode: generations never go backwards. The 64-bit generation
 //! is the word's episode plus, in its high bits, how many times the episode wrapped (a
 //! read-mostly counter the last arriver increments before a release that wraps).
@@ -32,17 +32,21 @@
 //! reading.
 //!
 //! For a strategy that [wants the imbalance](TwoPhase::wants_imbalance), the first arriver of
-//! an episode stores that clock reading, tagged with the episode, on the futex word's cache
-//! line. The last arriver reads it right after its release, while it owns that cache line
-//! anyway; then it reads the clock and reports `now - first arrival` to
+//! an episode stores that clock reading, tagged with the episode, on a line of its own, then
+//! sets `STAMPED` in the futex word while the episode lasts. The last arriver sees `STAMPED` in
+//! the value its release replaced, so only then does it read the stamp; it then reads the
+//! clock and reports `now - first arrival` to
 //! [`record_imbalance`](TwoPhase::record_imbalance), and the strategy publishes the next spin
 //! time in a word waiters read when they start waiting. An episode without a stamp had a short
-//! imbalance (the first arriver was released within its free spins); a per-thread tick
-//! reports 32 of them at once with
-//! [`record_short_imbalances`](TwoPhase::record_short_imbalances) every 32nd time (so each is
-//! reported once in expectation), and a barrier whose threads keep arriving together neither
-//! reads the clock, nor writes a shared word, nor touches the estimator every episode.
-//! Doing all this after the release keeps the estimator off the release's critical path; a waiter
+//! imbalance (the first arriver was released within its free spins), and costs its last
+//! arriver one bit test: any work between a release and the leader's next arrival is on a
+//! quiet barrier's critical path. The first arriver of every 32nd episode, which waits anyway,
+//! reports the last window's short ones at once with
+//! [`record_short_imbalances`](TwoPhase::record_short_imbalances) (32 less the long ones,
+//! which leaders count next to the stamp), so a barrier whose threads keep arriving together
+//! neither reads the clock, nor writes a shared word, nor touches the estimator every episode;
+//! and a batch of zeros into an estimator sample of zeros costs O(1). Doing all this after the
+//! release keeps the estimator off the release's critical path; a waiter
 //! of the next episode that starts before the update uses the previous spin time. Measured
 //! waits and imbalances leave out the free spins (about a microsecond).
 //!
@@ -61,7 +65,7 @@
 use std::time::{Duration, Instant};
 
 use crate::strategy::SHORT_BATCH;
-use crate::sync::{AtomicU64, Futex, Ordering, Padded};
+use crate::sync::{AtomicU32, AtomicU64, Futex, Ordering, Padded};
 use crate::{Error, TwoPhase};
 
 /// The most participants a [`Barrier`] accepts.
@@ -70,9 +74,11 @@ pub const MAX_PARTICIPANTS: usize = 65_535;
 const POISON: u32 = 1;
 const COUNT_SHIFT: u32 = 2;
 const COUNT_MASK: u32 = 0xffff;
-const EPISODE_SHIFT: u32 = 18;
+/// The episode's first arriver stored its arrival time in `Stamps::first`.
+const STAMPED: u32 = 1 << 18;
+const EPISODE_SHIFT: u32 = 19;
 /// Bits of the episode count in the futex word.
-const EPISODE_BITS: u32 = 14;
+const EPISODE_BITS: u32 = 13;
 const EPISODE_MASK: u32 = (1 << EPISODE_BITS) - 1;
 const TIME_BITS: u32 = 48;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
@@ -120,17 +126,14 @@ pub struct BarrierStats {
     pub poisoned: bool,
 }
 
-/// The futex word and the first arrival's stamp: one cache line.
+/// What the learning shares, on a line of its own: written and read only in long episodes
+/// (and read once per window of short ones).
 #[derive(Debug)]
-struct Line {
-    futex: Futex,
+struct Stamps {
     /// The first arrival's clock reading, tagged with its episode.
     first: AtomicU64,
-}
-
-std::thread_local! {
-    /// Short episodes this thread released, as a sampling clock (see `after_release`).
-    static SHORT_TICK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Long episodes (with a first-arrival stamp) counted since the last report of short ones.
+    longs: AtomicU32,
 }
 
 /// A barrier for a fixed number of threads, waiting with a [`TwoPhase`] strategy.
@@ -159,7 +162,8 @@ std::thread_local! {
 /// ```
 #[derive(Debug)]
 pub struct Barrier<S> {
-    line: Padded<Line>,
+    futex: Padded<Futex>,
+    stamps: Padded<Stamps>,
     blocks: Padded<AtomicU64>,
     /// How many times the episode count in the futex word wrapped (the generation's high
     /// bits; incremented before the release that wraps, so read-mostly).
@@ -176,9 +180,10 @@ impl<S: TwoPhase> Barrier<S> {
             return Err(Error::participants(n));
         }
         Ok(Self {
-            line: Padded(Line {
-                futex: Futex::new(0),
+            futex: Padded(Futex::new(0)),
+            stamps: Padded(Stamps {
                 first: AtomicU64::new(u64::MAX),
+                longs: AtomicU32::new(0),
             }),
             blocks: Padded(AtomicU64::new(0)),
             wraps: AtomicU64::new(0),
@@ -218,7 +223,7 @@ impl<S: TwoPhase> Barrier<S> {
     /// Returns the poisoning error if a participant panicked (or [`poison`](Barrier::poison)
     /// was called) before this episode completed.
     pub fn wait(&self) -> Result<BarrierWaitResult, Error> {
-        let futex = &self.line.futex;
+        let futex = &self.futex.0;
         let mut old = futex.load(Ordering::Relaxed);
         let mut carried = false;
         let last = loop {
@@ -249,7 +254,9 @@ impl<S: TwoPhase> Barrier<S> {
         let ep = episode(old);
         if last {
             futex.wake_if_slept(old);
-            self.after_release(ep);
+            if self.strategy.wants_imbalance() && (old & STAMPED != 0 || self.n == 1) {
+                self.after_release(ep, old & STAMPED != 0);
+            }
             return Ok(BarrierWaitResult {
                 leader: true,
                 generation: self.generation_of(((ep + 1) & EPISODE_MASK) << EPISODE_SHIFT),
@@ -257,14 +264,20 @@ impl<S: TwoPhase> Barrier<S> {
             });
         }
         let stamp_first = count(old) == 0 && self.strategy.wants_imbalance();
+        if stamp_first && ep % SHORT_BATCH == 0 {
+            // This thread waits anyway: the previous window's short episodes.
+            self.report_window();
+        }
         let w = futex.wait(
             self.strategy.barrier_spin(),
             |v| episode(v) != ep || v & POISON != 0,
             |t| {
                 if stamp_first {
-                    self.line
+                    self.stamps
                         .first
                         .store(Self::tag(ep) | self.now_ns(t), Ordering::Relaxed);
+                    // (Release: the leader that sees the bit sees the stamp.)
+                    futex.set_while(STAMPED, |v| episode(v) == ep && v & POISON == 0);
                 }
             },
         );
@@ -288,54 +301,59 @@ impl<S: TwoPhase> Barrier<S> {
         })
     }
 
-    /// The last arriver's learning, after the release of episode `ep`.
-    #[inline]
-    fn after_release(&self, ep: u32) {
-        if !self.strategy.wants_imbalance() {
-            return;
+    /// The last arriver's learning after the release of episode `ep`, when there is any: its
+    /// first arriver stamped its arrival (`stamped`), or the barrier has one participant (who
+    /// then also reports the windows of short episodes).
+    #[cold]
+    fn after_release(&self, ep: u32, stamped: bool) {
+        if stamped {
+            self.record_stamp(ep);
         }
-        let first = self.line.first.load(Ordering::Relaxed);
-        if first != u64::MAX {
-            // Used or stale, the stamp must not outlive this episode: the episode in its tag
-            // repeats every 2^EPISODE_BITS releases, and a leader then would take it for its own
-            // first arrival (an imbalance as long as the time since). Only the value read: the
-            // next episode's first arriver may already have stamped.
-            let _ = self.line.first.compare_exchange(
-                first,
-                u64::MAX,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+        if self.n == 1 && ep % SHORT_BATCH == SHORT_BATCH - 1 {
+            self.report_window();
         }
-        if self.n > 1 && first & !TIME_MASK == Self::tag(ep) {
+    }
+
+    /// Reports the short episodes of the last window of [`SHORT_BATCH`]: those whose first
+    /// arriver did not stamp. The first arriver of every `SHORT_BATCH`-th episode reports
+    /// them at once, before it starts spinning, so that a barrier whose threads keep arriving
+    /// together neither reads the clock nor writes a shared word nor touches the estimator
+    /// every episode, and its last arriver does no more than a bit test. A long episode whose
+    /// leader is late to count it falls into the next window; the totals stay right.
+    fn report_window(&self) {
+        let longs = match self.stamps.longs.load(Ordering::Relaxed) {
+            0 => 0,
+            _ => self.stamps.longs.swap(0, Ordering::Relaxed),
+        };
+        let shorts = SHORT_BATCH.saturating_sub(longs);
+        if shorts > 0 {
+            self.strategy.record_short_imbalances(shorts);
+        }
+    }
+
+    /// A long episode: `now - first arrival` to the strategy.
+    fn record_stamp(&self, ep: u32) {
+        let first = self.stamps.first.load(Ordering::Relaxed);
+        // The tag tells this episode's stamp from the next one's, should that episode's first
+        // arriver already have overwritten it (this leader was preempted): that episode is then
+        // counted as short.
+        if first & !TIME_MASK == Self::tag(ep) {
             let now = self.now_ns(Instant::now());
             self.strategy
                 .record_imbalance(Duration::from_nanos(now.saturating_sub(first & TIME_MASK)));
-        } else {
-            // The first arriver was released within its free spins (or was only just
-            // starting its timed spin): a short imbalance. Counted in a per-thread tick that
-            // reports a batch of SHORT_BATCH every SHORT_BATCH-th time: in expectation every
-            // short episode is reported once, and no shared word is written.
-            let due = SHORT_TICK.with(|t| {
-                let n = t.get().wrapping_add(1);
-                t.set(n);
-                n % SHORT_BATCH == 0
-            });
-            if due {
-                self.strategy.record_short_imbalances(SHORT_BATCH);
-            }
+            self.stamps.longs.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// Poisons the barrier: every waiting and every later [`wait`](Barrier::wait) returns the
     /// poisoning error.
     pub fn poison(&self) {
-        self.line.futex.or_and_wake(POISON);
+        self.futex.0.or_and_wake(POISON);
     }
 
     /// Whether the barrier is poisoned.
     pub fn is_poisoned(&self) -> bool {
-        self.line.futex.load(Ordering::Acquire) & POISON != 0
+        self.futex.0.load(Ordering::Acquire) & POISON != 0
     }
 
     /// A guard that poisons the barrier if this thread panics while holding it. Each
@@ -346,7 +364,7 @@ impl<S: TwoPhase> Barrier<S> {
 
     /// The barrier's counters and its strategy's current spin time and estimate.
     pub fn stats(&self) -> BarrierStats {
-        let word = self.line.futex.load(Ordering::Acquire);
+        let word = self.futex.0.load(Ordering::Acquire);
         let generation = self.generation_of(word);
         let blocks = self.blocks.load(Ordering::Relaxed);
         BarrierStats {

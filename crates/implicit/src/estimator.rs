@@ -90,6 +90,9 @@ pub struct Estimator {
     cap: usize,
     rng: u64,
     estimate: Option<u64>,
+    /// How many values of the sample are 0 (a full sample of zeros stays one when more zeros
+    /// are recorded, so that case costs O(1)).
+    zeros: usize,
     recorded: u64,
     recomputed: u64,
 }
@@ -113,6 +116,7 @@ impl Estimator {
             cap,
             rng: seed | 1,
             estimate: None,
+            zeros: 0,
             recorded: 0,
             recomputed: 0,
         }
@@ -145,7 +149,15 @@ impl Estimator {
     }
 
     /// Records `count` wait times of `wait` (as `count` calls of [`record`](Estimator::record)).
+    ///
+    /// Zeros recorded into a full sample of zeros change nothing but
+    /// [`recorded`](Estimator::recorded) and cost O(1): a barrier whose threads keep arriving
+    /// together reports its short imbalances as batches of zeros.
     pub fn record_n(&mut self, wait: Duration, count: u32) {
+        if wait.is_zero() && self.is_full_of_zeros() {
+            self.recorded += u64::from(count);
+            return;
+        }
         for _ in 0..count {
             self.record(wait);
         }
@@ -158,11 +170,14 @@ impl Estimator {
         self.recorded += 1;
         if self.sample.len() < self.cap {
             self.sample.push(x);
+            self.zeros += usize::from(x == 0);
             self.recompute();
             return;
         }
-        let i = (self.next_random() % self.cap as u64) as usize;
+        // uniform in 0..cap from the random number's high 32 bits (multiply and shift)
+        let i = (((self.next_random() >> 32) * self.cap as u64) >> 32) as usize;
         let y = std::mem::replace(&mut self.sample[i], x);
+        self.zeros = self.zeros + usize::from(x == 0) - usize::from(y == 0);
         // Removing a value below the estimate and adding one not above it leaves the values
         // above the estimate alone and at least k+1 values at or above it, so the estimate
         // (the (k+1)-th largest) cannot change.
@@ -179,9 +194,16 @@ impl Estimator {
         self.estimate.map(Duration::from_nanos)
     }
 
+    /// Whether the sample is full and every value in it is 0: recording zeros then changes
+    /// nothing.
+    pub fn is_full_of_zeros(&self) -> bool {
+        self.zeros == self.cap
+    }
+
     /// Forgets every wait time.
     pub fn clear(&mut self) {
         self.sample.clear();
+        self.zeros = 0;
         self.estimate = None;
     }
 
@@ -317,6 +339,23 @@ mod tests {
     }
 
     #[test]
+    fn zeros_into_a_sample_of_zeros_cost_nothing() {
+        let mut e = Estimator::with_seed(8, 5);
+        e.record_n(us(3), 1);
+        e.record_n(Duration::ZERO, 40); // fills the sample, then replaces the 3 µs at random
+        assert_eq!(e.sample(), &[0; 8]);
+        let (recomputed, rng) = (e.recomputed(), e.rng);
+        e.record_n(Duration::ZERO, 1000);
+        assert_eq!((e.recomputed(), e.rng), (recomputed, rng)); // no work, no random draw
+        assert_eq!(e.recorded(), 1041);
+        assert_eq!(e.estimate(), Some(Duration::ZERO));
+        // one long wait ends the shortcut
+        e.record(us(9));
+        e.record_n(Duration::ZERO, 1);
+        assert_ne!(e.rng, rng);
+    }
+
+    #[test]
     fn rule_s_and_v() {
         let r = SpinRule::from_context_switch(us(30), us(2));
         assert_eq!(r.min_spin, us(60));
@@ -345,6 +384,24 @@ mod tests {
                 prop_assert_eq!(e.estimate().map(|d| d.as_nanos() as u64), reference(e.sample()));
             }
             prop_assert_eq!(e.sample().len(), values.len().min(cap));
+        }
+
+        #[test]
+        fn batches_match_reference(
+            cap in 1usize..80,
+            seed in any::<u64>(),
+            batches in proptest::collection::vec((prop_oneof![Just(0u64), 0u64..1_000_000], 1u32..100), 1..60),
+        ) {
+            let mut e = Estimator::with_seed(cap, seed);
+            let mut recorded = 0;
+            for &(v, n) in &batches {
+                e.record_n(Duration::from_nanos(v), n);
+                recorded += u64::from(n);
+                prop_assert_eq!(e.recorded(), recorded);
+                prop_assert_eq!(e.sample().len(), (recorded as usize).min(cap));
+                prop_assert_eq!(e.zeros, e.sample().iter().filter(|&&x| x == 0).count());
+                prop_assert_eq!(e.estimate().map(|d| d.as_nanos() as u64), reference(e.sample()));
+            }
         }
 
         #[test]

@@ -20,7 +20,7 @@
 //!   it learns from that thread's wait time instead (a lower bound of the imbalance).
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -78,6 +78,7 @@ pub trait TwoPhase: Send + Sync + fmt::Debug {
 
     /// Whether the last arriver of a barrier should report the episode's imbalance through
     /// [`record_imbalance`](TwoPhase::record_imbalance).
+    #[inline]
     fn wants_imbalance(&self) -> bool {
         false
     }
@@ -109,9 +110,11 @@ impl<T: TwoPhase + ?Sized> TwoPhase for std::sync::Arc<T> {
     fn name(&self) -> &'static str {
         (**self).name()
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         (**self).barrier_spin()
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         (**self).read_spin()
     }
@@ -124,6 +127,7 @@ impl<T: TwoPhase + ?Sized> TwoPhase for std::sync::Arc<T> {
     fn record_join_wait(&self, waited: Duration, blocked: bool) {
         (**self).record_join_wait(waited, blocked)
     }
+    #[inline]
     fn wants_imbalance(&self) -> bool {
         (**self).wants_imbalance()
     }
@@ -290,18 +294,31 @@ fn try_lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
 
 /// Records `count` samples of `waited` and publishes the new estimate and spin time, under the
 /// estimator's lock, so that two learners cannot publish out of order.
+///
+/// `zeros_only` mirrors [`Estimator::is_full_of_zeros`]: zeros recorded then change nothing,
+/// and are skipped without taking the lock (the steady state of threads that keep arriving
+/// together; a nonzero sample being recorded at the same moment may miss its chance of being
+/// replaced by them, as when the lock is taken).
 fn learn(
     estimator: &Mutex<Estimator>,
     estimate_ns: &AtomicU64,
     spin_ns: &AtomicU64,
+    zeros_only: &AtomicBool,
     rule: &SpinRule,
     waited: Duration,
     count: u32,
 ) {
+    if waited.is_zero() && zeros_only.load(Ordering::Relaxed) {
+        return;
+    }
     let Some(mut e) = try_lock(estimator) else {
         return;
     };
     e.record_n(waited, count);
+    let full_of_zeros = e.is_full_of_zeros();
+    if zeros_only.load(Ordering::Relaxed) != full_of_zeros {
+        zeros_only.store(full_of_zeros, Ordering::Relaxed);
+    }
     let est = e.estimate();
     store_if_changed(estimate_ns, est.map_or(NONE, nanos));
     store_if_changed(spin_ns, nanos(rule.barrier_spin(est)));
@@ -315,9 +332,11 @@ impl TwoPhase for Block {
     fn name(&self) -> &'static str {
         "block"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         Duration::ZERO
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         Duration::ZERO
     }
@@ -331,9 +350,11 @@ impl TwoPhase for Spin {
     fn name(&self) -> &'static str {
         "spin"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         Duration::MAX
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         Duration::MAX
     }
@@ -377,9 +398,11 @@ impl TwoPhase for FixedSpin {
     fn name(&self) -> &'static str {
         "fixed"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         self.spin
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         self.spin
     }
@@ -411,9 +434,11 @@ impl TwoPhase for Oracle {
     fn name(&self) -> &'static str {
         "oracle"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         self.rule.barrier_spin(Some(self.imbalance))
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         self.rule.read_spin()
     }
@@ -440,6 +465,8 @@ fn thread_number() -> usize {
 struct LocalSlot {
     spin_ns: AtomicU64,
     estimate_ns: AtomicU64,
+    /// The estimator's sample is full of zeros (see `learn`).
+    zeros_only: AtomicBool,
     /// Short waits not yet in the estimator.
     short: AtomicU32,
     estimator: Mutex<Estimator>,
@@ -471,6 +498,7 @@ impl AdaptiveLocal {
             .map(|i| LocalSlot {
                 spin_ns: AtomicU64::new(nanos(rule.min_spin)),
                 estimate_ns: AtomicU64::new(NONE),
+                zeros_only: AtomicBool::new(false),
                 short: AtomicU32::new(0),
                 estimator: Mutex::new(Estimator::with_seed(config.sample, 0x5eed_0000 + i as u64)),
             })
@@ -493,6 +521,7 @@ impl AdaptiveLocal {
             &slot.estimator,
             &slot.estimate_ns,
             &slot.spin_ns,
+            &slot.zeros_only,
             &self.rule,
             waited,
             count,
@@ -517,9 +546,11 @@ impl TwoPhase for AdaptiveLocal {
     fn name(&self) -> &'static str {
         "local"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         Duration::from_nanos(self.slot().spin_ns.load(Ordering::Relaxed))
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         self.rule.read_spin()
     }
@@ -552,6 +583,8 @@ pub struct AdaptiveGlobal {
     /// Read by every waiter; written only when it changes.
     spin_ns: Padded<AtomicU64>,
     estimate_ns: AtomicU64,
+    /// The estimator's sample is full of zeros (see `learn`).
+    zeros_only: AtomicBool,
     estimator: Mutex<Estimator>,
 }
 
@@ -580,6 +613,7 @@ impl AdaptiveGlobal {
             rule,
             spin_ns: Padded(AtomicU64::new(nanos(rule.min_spin))),
             estimate_ns: AtomicU64::new(NONE),
+            zeros_only: AtomicBool::new(false),
             estimator: Mutex::new(Estimator::new(config.sample)),
         }
     }
@@ -598,6 +632,7 @@ impl AdaptiveGlobal {
             &self.estimator,
             &self.estimate_ns,
             &self.spin_ns,
+            &self.zeros_only,
             &self.rule,
             imbalance,
             count,
@@ -615,15 +650,18 @@ impl TwoPhase for AdaptiveGlobal {
     fn name(&self) -> &'static str {
         "global"
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
         Duration::from_nanos(self.spin_ns.load(Ordering::Relaxed))
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
         self.rule.read_spin()
     }
     fn record_join_wait(&self, waited: Duration, _blocked: bool) {
         self.record_imbalance(waited);
     }
+    #[inline]
     fn wants_imbalance(&self) -> bool {
         true
     }
@@ -695,49 +733,58 @@ impl AnyStrategy {
             }
         })
     }
+}
 
-    fn inner(&self) -> &dyn TwoPhase {
-        match self {
-            Self::Block(s) => s,
-            Self::Spin(s) => s,
-            Self::Fixed(s) => s,
-            Self::Oracle(s) => s,
-            Self::Local(s) => s,
-            Self::Global(s) => s,
+/// Calls a method on the strategy inside an [`AnyStrategy`], with a match rather than through
+/// a trait object, so that each arm is a direct (inlinable) call on the waiters' path.
+macro_rules! dispatch {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            AnyStrategy::Block($s) => $call,
+            AnyStrategy::Spin($s) => $call,
+            AnyStrategy::Fixed($s) => $call,
+            AnyStrategy::Oracle($s) => $call,
+            AnyStrategy::Local($s) => $call,
+            AnyStrategy::Global($s) => $call,
         }
-    }
+    };
 }
 
 impl TwoPhase for AnyStrategy {
     fn name(&self) -> &'static str {
-        self.inner().name()
+        dispatch!(self, s => s.name())
     }
+    #[inline]
     fn barrier_spin(&self) -> Duration {
-        self.inner().barrier_spin()
+        dispatch!(self, s => s.barrier_spin())
     }
+    #[inline]
     fn read_spin(&self) -> Duration {
-        self.inner().read_spin()
+        dispatch!(self, s => s.read_spin())
     }
+    #[inline]
     fn record_wait(&self, waited: Duration, blocked: bool) {
-        self.inner().record_wait(waited, blocked)
+        dispatch!(self, s => s.record_wait(waited, blocked))
     }
+    #[inline]
     fn record_short_wait(&self) {
-        self.inner().record_short_wait()
+        dispatch!(self, s => s.record_short_wait())
     }
     fn record_join_wait(&self, waited: Duration, blocked: bool) {
-        self.inner().record_join_wait(waited, blocked)
+        dispatch!(self, s => s.record_join_wait(waited, blocked))
     }
+    #[inline]
     fn wants_imbalance(&self) -> bool {
-        self.inner().wants_imbalance()
+        dispatch!(self, s => s.wants_imbalance())
     }
     fn record_imbalance(&self, imbalance: Duration) {
-        self.inner().record_imbalance(imbalance)
+        dispatch!(self, s => s.record_imbalance(imbalance))
     }
     fn record_short_imbalances(&self, count: u32) {
-        self.inner().record_short_imbalances(count)
+        dispatch!(self, s => s.record_short_imbalances(count))
     }
     fn imbalance_estimate(&self) -> Option<Duration> {
-        self.inner().imbalance_estimate()
+        dispatch!(self, s => s.imbalance_estimate())
     }
 }
 

@@ -94,6 +94,18 @@ impl Futex {
         }
     }
 
+    /// Sets `bits` in the word (`AcqRel`) as long as `cond` holds for its value; wakes nobody.
+    #[inline]
+    pub(crate) fn set_while(&self, bits: u32, cond: impl Fn(u32) -> bool) {
+        let mut v = self.word.load(Ordering::Relaxed);
+        while cond(v) && v & bits != bits {
+            match self.compare_exchange_weak(v, v | bits) {
+                Ok(_) => return,
+                Err(now) => v = now,
+            }
+        }
+    }
+
     /// Sets bits of the word (`AcqRel`) and wakes every sleeper. Returns the previous value.
     #[inline]
     pub(crate) fn or_and_wake(&self, v: u32) -> u32 {
