@@ -38,6 +38,9 @@
 
 mod error;
 mod gang;
+#[cfg(asat_inject)]
+#[doc(hidden)]
+pub mod inject;
 mod matrix;
 mod model;
 mod policy;

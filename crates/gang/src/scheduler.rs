@@ -429,6 +429,8 @@ fn scheduler_main(sh: &Shared) {
                 // may have been placed in the freed slot since the check, and its threads,
                 // which saw the slot running, must not go on running beside the next slot.
                 // With no thread bound this is one store and a look at each cell.
+                #[cfg(asat_inject)]
+                crate::inject::pause(crate::inject::Point::GangsGone);
                 sh.stop_slot(c);
                 sh.current.store(NO_SLOT, Ordering::SeqCst);
                 cur = None;

@@ -43,6 +43,12 @@
 //! reads the states. So either the thread sees the stop and parks, or the scheduler sees a
 //! runnable thread and signals it.
 //!
+//! The interleavings that broke earlier versions of this protocol (a thread woken just as its
+//! slot is stopped again, a gang placed in a slot whose gangs were gone, a stop deferred as a
+//! thread goes idle, a failed `pthread_kill`, a gang dropped under a parked thread) are
+//! regression tests in `tests/inject.rs`, which widens each window with a pause injected at
+//! its place (compiled only under `--cfg asat_inject`).
+//!
 //! # The handler is async-signal-safe
 //!
 //! It reads a const-initialized thread-local, does atomic operations, `clock_gettime` and futex
@@ -352,8 +358,12 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
         sys::futex_wake(&shared.ack, 1);
         let orphaned = || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
         while s.run.load(Ordering::SeqCst) == 0 && !orphaned() {
+            #[cfg(asat_inject)]
+            crate::inject::pause(crate::inject::Point::ParkWait);
             sys::futex_wait(&s.run, 0, Some(PARK_RECHECK));
         }
+        #[cfg(asat_inject)]
+        crate::inject::pause(crate::inject::Point::ParkWoken);
         // Clear PARKED, then look at `run` again (both SeqCst, against the scheduler's
         // `run = 0`, then its read of the state): a slot stopped again before PARKED was
         // cleared found this thread parked and sent no signal, so it must park again here.
@@ -521,6 +531,8 @@ pub(crate) fn set_idle(idle: bool) {
     }
     if idle {
         let _p = preempt_off();
+        #[cfg(asat_inject)]
+        crate::inject::pause(crate::inject::Point::IdleEnter);
         if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
             shared.runnable_dec(slot);
         }

@@ -138,6 +138,10 @@ pub(crate) fn install_handler(
 /// `thread` must be a live thread (not yet exited and joined): the caller holds the target's
 /// cell in a state that keeps it from unbinding (and so from exiting) during the call.
 pub(crate) unsafe fn kill_thread(thread: libc::pthread_t, sig: libc::c_int) -> bool {
+    #[cfg(asat_inject)]
+    if crate::inject::kill_fails(thread) {
+        return false;
+    }
     // SAFETY: the caller guarantees `thread` is live.
     unsafe { libc::pthread_kill(thread, sig) == 0 }
 }
