@@ -15,32 +15,66 @@ fn to_libc(set: &CpuSet) -> libc::cpu_set_t {
     raw
 }
 
+/// The most words of mask [`raw_mask_with`] asks for (`1 << 16` words: 4,194,304 CPU ids, far
+/// above any kernel's `NR_CPUS`); a kernel that refuses even that many is an error.
+const MAX_MASK_WORDS: usize = 1 << 16;
+
+/// One `sched_getaffinity` call for the calling thread into `buf` (`size_of_val(buf)` bytes, in
+/// the layout of `cpu_set_t`: CPU `n` is bit `n % 64` of word `n / 64`). The kernel's error, if
+/// any, is `last_os_error()` (an `Os` error: no allocation).
+fn sched_getaffinity(buf: &mut [u64]) -> std::io::Result<()> {
+    // SAFETY: `buf` is valid and writable for `size_of_val(buf)` bytes, the size passed; the
+    // kernel (and glibc, which zero-fills the part the kernel leaves) writes no more than that,
+    // and any bit pattern is a valid u64. pid 0 is the calling thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(buf), buf.as_mut_ptr().cast()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// The calling thread's affinity mask as the kernel's words (CPU `n` is bit `n % 64` of word
-/// `n / 64`), however many CPUs the kernel supports: `sched_getaffinity` fails with `EINVAL`
-/// when the buffer has fewer bits than the kernel has CPU ids (more than 1024 on big
-/// machines), so the buffer grows until it fits.
+/// `n / 64`), however many CPUs the kernel supports.
 fn raw_mask() -> std::io::Result<Vec<u64>> {
+    raw_mask_with(sched_getaffinity)
+}
+
+/// The buffer-growing loop of [`raw_mask`], with the system call as a parameter (a fake kernel
+/// in the tests). `getaffinity(buf)` fills `buf` as `sched_getaffinity` with
+/// `size_of_val(buf)` bytes does, or returns the kernel's error.
+///
+/// `sched_getaffinity` fails with `EINVAL` when the buffer has fewer bits than the kernel has
+/// CPU ids (`nr_cpu_ids`, more than 1024 on big machines), so the buffer starts at
+/// [`CpuSet::CAPACITY`] bits (`cpu_set_t`'s 1024) and doubles on `EINVAL` up to
+/// [`MAX_MASK_WORDS`] words. Any other error, and `EINVAL` at the largest size, is returned
+/// as it is: this never panics and never makes up a mask.
+fn raw_mask_with(
+    mut getaffinity: impl FnMut(&mut [u64]) -> std::io::Result<()>,
+) -> std::io::Result<Vec<u64>> {
     let mut words = CpuSet::CAPACITY / 64;
     loop {
         let mut buf = vec![0u64; words];
-        // SAFETY: `buf` is writable for the size passed; the kernel writes at most that many
-        // bytes of mask, in the layout of `cpu_set_t` (an array of unsigned longs).
-        let rc = unsafe { libc::sched_getaffinity(0, words * 8, buf.as_mut_ptr().cast()) };
-        if rc == 0 {
-            return Ok(buf);
+        match getaffinity(&mut buf) {
+            Ok(()) => return Ok(buf),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && words < MAX_MASK_WORDS => {
+                words *= 2;
+            }
+            Err(e) => return Err(e),
         }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINVAL) || words >= 1 << 16 {
-            return Err(e);
-        }
-        words *= 2;
     }
 }
 
 /// The calling thread's affinity mask. An error if it holds a CPU a [`CpuSet`] cannot
 /// (numbered [`CpuSet::CAPACITY`] or more).
 pub(crate) fn get() -> std::io::Result<CpuSet> {
-    let raw = raw_mask()?;
+    cpuset_from(raw_mask()?)
+}
+
+/// The [`CpuSet`] of a mask from [`raw_mask_with`]; an error (`ErrorKind::Unsupported`) if it
+/// holds a CPU numbered [`CpuSet::CAPACITY`] or more.
+fn cpuset_from(raw: Vec<u64>) -> std::io::Result<CpuSet> {
     let words = CpuSet::CAPACITY / 64;
     if raw.iter().skip(words).any(|&w| w != 0) {
         return Err(std::io::Error::new(
@@ -63,6 +97,11 @@ pub(crate) fn get() -> std::io::Result<CpuSet> {
 }
 
 /// Restricts the calling thread to `set`.
+///
+/// Unlike [`raw_mask`], this needs no growing buffer: `sched_setaffinity` accepts a mask
+/// shorter than the kernel's (it reads the bytes passed and takes the CPUs past them as not
+/// set), and a [`CpuSet`] holds no CPU past `cpu_set_t`'s 1024, so a `cpu_set_t` carries all
+/// of it on any machine.
 pub(crate) fn set(set: &CpuSet) -> std::io::Result<()> {
     let raw = to_libc(set);
     // SAFETY: `raw` is a valid cpu_set_t of the size passed; pid 0 is this thread.
@@ -75,16 +114,26 @@ pub(crate) fn set(set: &CpuSet) -> std::io::Result<()> {
 
 /// The CPUs this process may use: the number of CPUs in the calling thread's affinity mask
 /// (all of them, however many), limited by the cgroup CPU quota (rounded up), at least 1.
+/// Should the mask not be readable at all (or be empty), `available_parallelism` stands in
+/// for it.
 pub(crate) fn cpu_budget() -> usize {
-    let mask = raw_mask()
+    budget(raw_mask(), cgroup_quota(), || {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    })
+}
+
+/// [`cpu_budget`] from its inputs: the mask from [`raw_mask_with`], the cgroup quota in CPUs,
+/// and what stands in for a mask that could not be read or is empty.
+fn budget(
+    mask: std::io::Result<Vec<u64>>,
+    quota: Option<f64>,
+    fallback: impl FnOnce() -> usize,
+) -> usize {
+    let mask = mask
         .map(|r| r.iter().map(|w| w.count_ones() as usize).sum())
         .unwrap_or(0);
-    let mask = if mask == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        mask
-    };
-    match cgroup_quota() {
+    let mask = if mask == 0 { fallback() } else { mask };
+    match quota {
         Some(q) => mask.min(q.ceil().max(1.0) as usize),
         None => mask,
     }
@@ -320,6 +369,136 @@ mod tests {
         // A cgroup outside the mount's sub-tree cannot be read through it.
         assert_eq!(quota("0::/other\n", mi, &files), None);
         assert_eq!(unescape("a\\040b\\134c\\x"), "a b\\c\\x");
+    }
+
+    /// A fake `sched_getaffinity` (the kernel's, with glibc's wrapper): a machine with
+    /// `nr_cpu_ids` CPU ids on which the calling thread may run on `cpus`, or that fails
+    /// every call with `errno`. Records the size in bytes of every call.
+    struct FakeKernel {
+        nr_cpu_ids: usize,
+        cpus: Vec<usize>,
+        errno: Option<i32>,
+        asked: Vec<usize>,
+    }
+
+    impl FakeKernel {
+        fn new(nr_cpu_ids: usize, cpus: &[usize]) -> Self {
+            Self {
+                nr_cpu_ids,
+                cpus: cpus.to_vec(),
+                errno: None,
+                asked: Vec::new(),
+            }
+        }
+
+        fn failing(errno: i32) -> Self {
+            Self {
+                errno: Some(errno),
+                ..Self::new(8, &[0])
+            }
+        }
+
+        fn sched_getaffinity(&mut self, buf: &mut [u64]) -> std::io::Result<()> {
+            let len = std::mem::size_of_val(buf);
+            self.asked.push(len);
+            // A loop that did not stop at its maximum fails here instead of allocating
+            // until the process dies.
+            assert!(len <= MAX_MASK_WORDS * 8, "asked for {len} bytes");
+            if let Some(errno) = self.errno {
+                return Err(std::io::Error::from_raw_os_error(errno));
+            }
+            // As the kernel: fewer bits than CPU ids, or not whole longs, is EINVAL.
+            if len * 8 < self.nr_cpu_ids || len % 8 != 0 {
+                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            // The kernel writes its mask, glibc zeroes the rest of the buffer.
+            buf.fill(0);
+            for &c in &self.cpus {
+                buf[c / 64] |= 1 << (c % 64);
+            }
+            Ok(())
+        }
+    }
+
+    fn cpus_of(raw: &[u64]) -> Vec<usize> {
+        (0..raw.len() * 64)
+            .filter(|&c| raw[c / 64] & (1 << (c % 64)) != 0)
+            .collect()
+    }
+
+    #[test]
+    fn mask_buffer_grows_until_the_kernel_takes_it() {
+        // 4096 CPU ids: 128 and 256 bytes are refused, 512 bytes (4096 bits) are taken.
+        let mut k = FakeKernel::new(4096, &[0, 1500, 4095]);
+        let raw = raw_mask_with(|b| k.sched_getaffinity(b)).unwrap();
+        assert_eq!(k.asked, [128, 256, 512]);
+        assert_eq!(cpus_of(&raw), [0, 1500, 4095]);
+        // The budget counts all three, past 1024 too, and is still limited by the quota.
+        let no_fallback = || -> usize { panic!("the mask was read: no fallback") };
+        assert_eq!(budget(Ok(raw.clone()), None, no_fallback), 3);
+        assert_eq!(budget(Ok(raw.clone()), Some(1.5), no_fallback), 2);
+        // A CpuSet cannot hold CPU 1500: an error where a CpuSet is needed, not a wrong set.
+        let e = cpuset_from(raw).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::Unsupported);
+        assert!(e.to_string().contains("1024"), "{e}");
+
+        // The review's host: 1152 CPU ids, `taskset -c 0-3`. The budget is 4, not 1152,
+        // and the mask is a CpuSet.
+        let mut k = FakeKernel::new(1152, &[0, 1, 2, 3]);
+        let raw = raw_mask_with(|b| k.sched_getaffinity(b)).unwrap();
+        assert_eq!(k.asked, [128, 256]);
+        assert_eq!(budget(Ok(raw.clone()), None, no_fallback), 4);
+        assert_eq!(cpuset_from(raw).unwrap().to_string(), "0-3");
+
+        // Up to 1024 CPU ids the first call, of cpu_set_t's size, is taken.
+        let mut k = FakeKernel::new(1024, &[5, 1023]);
+        let raw = raw_mask_with(|b| k.sched_getaffinity(b)).unwrap();
+        assert_eq!(k.asked, [128]);
+        assert_eq!(cpuset_from(raw).unwrap().to_string(), "5,1023");
+    }
+
+    #[test]
+    fn another_error_is_returned_at_once() {
+        let mut k = FakeKernel::failing(libc::EPERM);
+        let e = raw_mask_with(|b| k.sched_getaffinity(b)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EPERM));
+        assert_eq!(k.asked, [128], "no retry with a larger buffer");
+        // Only the budget stands in for an unreadable mask (documented on cpu_budget).
+        let mut k = FakeKernel::failing(libc::EFAULT);
+        let mask = raw_mask_with(|b| k.sched_getaffinity(b));
+        assert_eq!(
+            mask.as_ref().unwrap_err().raw_os_error(),
+            Some(libc::EFAULT)
+        );
+        assert_eq!(budget(mask, Some(2.0), || 7), 2);
+    }
+
+    #[test]
+    fn a_kernel_that_never_takes_the_buffer_is_an_error_at_the_maximum() {
+        let mut k = FakeKernel::new(usize::MAX, &[]);
+        let e = raw_mask_with(|b| k.sched_getaffinity(b)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        // Every size from cpu_set_t's 128 bytes, doubling, up to MAX_MASK_WORDS words.
+        let sizes: Vec<usize> = (0..)
+            .map(|i| 128 << i)
+            .take_while(|&s| s <= MAX_MASK_WORDS * 8)
+            .collect();
+        assert_eq!(k.asked, sizes);
+        assert_eq!(k.asked.len(), 13);
+    }
+
+    #[test]
+    fn real_mask_is_the_cpuset_of_the_thread() {
+        // Through the real system call; the mask is not empty for a running thread.
+        let raw = raw_mask().unwrap();
+        assert!(raw.len() >= CpuSet::CAPACITY / 64);
+        let cpus = cpus_of(&raw);
+        assert!(!cpus.is_empty());
+        match get() {
+            Ok(set) => assert_eq!(cpus, set.iter().collect::<Vec<_>>()),
+            // Only on a machine where this thread may run on CPUs past a CpuSet's range.
+            Err(e) => assert!(cpus.iter().any(|&c| c >= CpuSet::CAPACITY), "{e}"),
+        }
     }
 
     #[test]
