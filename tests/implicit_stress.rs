@@ -228,9 +228,9 @@ impl TwoPhase for Recorder {
     fn record_short_imbalances(&self, _count: u32) {}
 }
 
-/// The first arrival's stamp is tagged with its episode, which repeats every 2^14 releases. A
+/// The first arrival's stamp is tagged with its episode, which repeats every 2^13 releases. A
 /// stamp written once and then never again (every later wait blocks at once, so nobody
-/// stamps) must not be taken, 2^14 episodes later, for that episode's first arrival.
+/// stamps) must not be taken, 2^13 episodes later, for that episode's first arrival.
 #[test]
 fn a_stale_first_arrival_stamp_is_never_reused() {
     const EPISODES: u64 = (1 << 14) + 4;

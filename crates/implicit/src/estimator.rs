@@ -148,7 +148,9 @@ impl Estimator {
         n / 10
     }
 
-    /// Records `count` wait times of `wait` (as `count` calls of [`record`](Estimator::record)).
+    /// Records `count` wait times of `wait`: as `count` calls of [`record`](Estimator::record),
+    /// except that the shortcut below draws no random numbers (so a seeded estimator replaces
+    /// other values afterwards than after `count` single calls).
     ///
     /// Zeros recorded into a full sample of zeros change nothing but
     /// [`recorded`](Estimator::recorded) and cost O(1): a barrier whose threads keep arriving

@@ -89,9 +89,10 @@ pub trait TwoPhase: Send + Sync + fmt::Debug {
         let _ = imbalance;
     }
 
-    /// Called by a last arriver for `count` episodes whose imbalance was below the first
-    /// spins' worth (about a microsecond), batched so that a barrier of threads that keep
-    /// arriving together does not read the clock or touch the estimator every episode.
+    /// Called for `count` episodes whose imbalance was below the first spins' worth (about a
+    /// microsecond), batched so that a barrier of threads that keep arriving together does not
+    /// read the clock or touch the estimator every episode: by the first arriver of every 32nd
+    /// episode, before it spins (by the last arriver when the barrier has one participant).
     /// Default: `count` [`record_imbalance`](TwoPhase::record_imbalance) calls of zero.
     fn record_short_imbalances(&self, count: u32) {
         for _ in 0..count {
