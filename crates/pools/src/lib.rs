@@ -32,6 +32,9 @@
 //! Linux only (shared memory, `F_OFD_SETLK` locks, `sched_getaffinity`).
 
 mod error;
+#[cfg(asat_inject)]
+#[doc(hidden)]
+pub mod inject;
 mod load;
 pub mod placement;
 pub mod policy;

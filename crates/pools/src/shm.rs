@@ -35,7 +35,10 @@
 //!   the slot), zeroes the loads, frees the slot and releases the lock. Since reclaimers and
 //!   claimers both hold the lock, a reclaimer, however slow, can never free a slot that a live
 //!   process has claimed. Readers reclaim at most every 10 ms; [`SharedTable::reclaim_dead`]
-//!   does it at once.
+//!   does it at once. (An earlier version decided without the lock and could, when stalled
+//!   after deciding, free a slot that a new process had claimed meanwhile: `tests/inject.rs`
+//!   is its regression test, which widens that window with a pause injected at its place,
+//!   compiled only under `--cfg asat_inject`.)
 //! - A child `fork`ed without `exec` shares its parent's mapping and lock: its copies of the
 //!   parent's table add to the parent's slot, but never free it (only the process that opened
 //!   the table does, when it drops it). A child that opens the table itself gets a slot of its
@@ -221,7 +224,9 @@ impl SharedTable {
         }
         Err(Error::table(
             &self.path,
-            format!("all {SLOTS} slots are held by live processes: at most {SLOTS} processes can share a table"),
+            format!(
+                "all {SLOTS} slots are held by live processes: at most {SLOTS} processes can share a table"
+            ),
             None,
         ))
     }
@@ -258,6 +263,8 @@ impl SharedTable {
             }
             if owner.load(Ordering::Acquire) != 0 {
                 owner.store(RECLAIMING, Ordering::Release);
+                #[cfg(asat_inject)]
+                crate::inject::pause(crate::inject::Point::Reclaiming);
                 self.zero_loads(s);
                 owner.store(0, Ordering::Release);
                 freed += 1;
