@@ -7,7 +7,7 @@
 //! nothing.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,25 +24,17 @@ fn pools() -> Pools {
     Pools::new(vec![a, b], false).unwrap()
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let base = if std::path::Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!("asat-pools-test-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh directory for a table, in `/dev/shm` where there is one (removed when dropped).
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    let base = if Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    tempfile::Builder::new()
+        .prefix(&format!("asat-pools-test-{name}-"))
+        .tempdir_in(base)
+        .unwrap()
 }
 
 fn job(table: Arc<SharedTable>, d: usize) -> (Arc<PoolPolicy>, Runtime) {
@@ -67,7 +59,7 @@ fn child_role() {
     let Some(dir) = std::env::var_os(CHILD_ENV) else {
         return;
     };
-    let table = SharedTable::open_in(std::path::Path::new(&dir), &pools()).unwrap();
+    let table = SharedTable::open_in(Path::new(&dir), &pools()).unwrap();
     let (_policy, rt) = job(table, 2);
     rt.region(|team| {
         if team.index() == 0 {
@@ -81,9 +73,9 @@ fn child_role() {
 
 #[test]
 fn one_table_per_process_and_layout() {
-    let dir = TempDir::new("same");
-    let t1 = SharedTable::open_in(&dir.0, &pools()).unwrap();
-    let t2 = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    let dir = temp_dir("same");
+    let t1 = SharedTable::open_in(dir.path(), &pools()).unwrap();
+    let t2 = SharedTable::open_in(dir.path(), &pools()).unwrap();
     assert!(Arc::ptr_eq(&t1, &t2));
     let name = t1
         .path()
@@ -104,15 +96,15 @@ fn one_table_per_process_and_layout() {
 
 #[test]
 fn a_file_of_another_layout_is_refused() {
-    let dir = TempDir::new("layout");
-    let t = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    let dir = temp_dir("layout");
+    let t = SharedTable::open_in(dir.path(), &pools()).unwrap();
     let path = t.path().to_path_buf();
     drop(t);
     // Corrupt the magic word.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[0] ^= 0xff;
     std::fs::write(&path, bytes).unwrap();
-    let e = SharedTable::open_in(&dir.0, &pools())
+    let e = SharedTable::open_in(dir.path(), &pools())
         .unwrap_err()
         .to_string();
     assert!(e.contains("the file has another layout"), "{e}");
@@ -120,13 +112,13 @@ fn a_file_of_another_layout_is_refused() {
 
 #[test]
 fn a_killed_process_leaves_no_load_behind() {
-    let dir = TempDir::new("kill");
-    let table = SharedTable::open_in(&dir.0, &pools()).unwrap();
+    let dir = temp_dir("kill");
+    let table = SharedTable::open_in(dir.path(), &pools()).unwrap();
     assert_eq!(table.loads(), vec![0, 0]);
 
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["child_role", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, &dir.0)
+        .env(CHILD_ENV, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -49,25 +49,17 @@ fn pools() -> Pools {
     Pools::new(vec![a, b], false).unwrap()
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!("asat-pools-inject-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh directory for a table, in `/dev/shm` where there is one (removed when dropped).
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    let base = if Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    tempfile::Builder::new()
+        .prefix(&format!("asat-pools-inject-{name}-"))
+        .tempdir_in(base)
+        .unwrap()
 }
 
 /// The other processes of the test.
@@ -228,13 +220,13 @@ fn bounded(limit: Duration, body: impl FnOnce() + Send + 'static) {
 #[test]
 fn a_slow_reclaimer_never_frees_a_live_process_slot() {
     bounded(WATCHDOG, || {
-        let dir = TempDir::new("reclaim");
-        let table = SharedTable::open_in(&dir.0, &pools()).unwrap();
+        let dir = temp_dir("reclaim");
+        let table = SharedTable::open_in(dir.path(), &pools()).unwrap();
         let me = std::process::id();
 
         // A process takes a slot, counts threads and dies. (`owners` does not reclaim, unlike
         // `loads`: nothing here reclaims before the reclaimer below.)
-        let mut dead = Child::spawn("dead", &dir.0);
+        let mut dead = Child::spawn("dead", dir.path());
         let dead_slot: usize = dead.expect("SLOT ").parse().unwrap();
         let dead_pid = dead.pid();
         dead.wait_success();
@@ -256,7 +248,7 @@ fn a_slow_reclaimer_never_frees_a_live_process_slot() {
         );
 
         // A new process opens the table during the stall and counts its threads.
-        let mut claimer = Child::spawn("claimer", &dir.0);
+        let mut claimer = Child::spawn("claimer", dir.path());
         let claimer_slot: usize = claimer.expect("CLAIMED ").parse().unwrap();
         let claimer_pid = claimer.pid();
 
