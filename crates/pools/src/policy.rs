@@ -32,7 +32,8 @@
 //! When the hold expires between regions (the job went serial, or finished its parallel
 //! work), a small thread of the policy takes the held threads off the table and counts the
 //! master in its home pool again, so an idle job does not keep other jobs out of its pools.
-//! The default, no hold, is the paper's rule.
+//! That thread sleeps until the hold's deadline: it is woken at most once per placement, not
+//! at every region held on it. The default, no hold, is the paper's rule.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -77,13 +78,20 @@ struct State {
     in_region: bool,
     /// The policy is being dropped: the releaser thread ends.
     stop: bool,
+    /// The releaser is in its untimed wait: no deadline is being timed, so a region that ends
+    /// within its hold must wake it (once: it then sleeps until the hold's deadline, which
+    /// later regions of the same placement do not move).
+    releaser_idle: bool,
+    /// How many times the releaser came back from a wait (for tests).
+    releaser_wakes: u64,
 }
 
 /// The job's placement state, shared with the thread that ends an expired hold.
 #[derive(Debug)]
 struct Shared {
     state: Mutex<State>,
-    /// Wakes the releaser: a region ended within its hold, or the policy is dropped.
+    /// Wakes the releaser: a region ended within its hold while the releaser was idle, or the
+    /// policy is dropped.
     wake: Condvar,
     table: Arc<dyn LoadTable>,
     home: usize,
@@ -112,37 +120,62 @@ impl Shared {
         }
     }
 
-    /// When the current hold ends, if threads are held between regions (`None`: nothing to
-    /// end, or a hold too long to end).
+    /// When the hold of the held placement ends, whether or not a region runs on it now
+    /// (`None`: nothing held, or a hold too long to end).
     fn hold_deadline(&self, st: &State) -> Option<Instant> {
-        if st.in_region || st.held.is_empty() {
+        if st.held.is_empty() {
             return None;
         }
         st.placed_at?.checked_add(self.hold)
+    }
+
+    /// Whether threads are held and their hold is not over at `now` (a hold too long to end
+    /// never is).
+    fn held_at(&self, st: &State, now: Instant) -> bool {
+        !st.held.is_empty()
+            && st
+                .placed_at
+                .is_some_and(|at| now.saturating_duration_since(at) < self.hold)
     }
 }
 
 /// The releaser thread of a job with a hold: a job that stops starting regions (a serial
 /// phase, or the end of its parallel work) would otherwise stay counted with its held threads
 /// until its next region or its drop. It ends the hold when it expires.
+///
+/// It sleeps until the deadline of the placement it saw held between regions; the job's later
+/// regions within that hold do not wake it (a fine-grain job ends thousands of regions a
+/// second, and a wake per region costs the job a context switch each time). At the deadline,
+/// if a region is running, [`region_end`](Policy::region_end) will find the hold over and end
+/// it, and the releaser waits, idle, for a region that ends within a newer hold.
 fn end_expired_holds(shared: &Shared) {
     let mut st = shared.lock();
     while !st.stop {
+        // The deadline of the held placement, whether or not a region runs on it now: the
+        // job's regions come and go within the hold and need not wake this thread.
+        let now = Instant::now();
         st = match shared.hold_deadline(&st) {
-            Some(deadline) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    shared.release_to_home(&mut st);
-                    continue;
-                }
+            Some(deadline) if now < deadline => {
                 shared
                     .wake
                     .wait_timeout(st, deadline - now)
                     .unwrap_or_else(|e| e.into_inner())
                     .0
             }
-            None => shared.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+            Some(_) if !st.in_region => {
+                shared.release_to_home(&mut st);
+                continue;
+            }
+            // Nothing held, a hold too long to end, or a hold that expired during a region
+            // (whose end releases it): idle until a region ends within a newer hold.
+            _ => {
+                st.releaser_idle = true;
+                let mut st = shared.wake.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.releaser_idle = false;
+                st
+            }
         };
+        st.releaser_wakes += 1;
     }
 }
 
@@ -398,6 +431,12 @@ impl PoolPolicy {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.shared.lock()
     }
+
+    /// How many times the releaser thread came back from a wait.
+    #[cfg(test)]
+    fn releaser_wakes(&self) -> u64 {
+        self.lock().releaser_wakes
+    }
 }
 
 impl Policy for PoolPolicy {
@@ -480,14 +519,15 @@ impl Policy for PoolPolicy {
     fn region_end(&self, _report: &RegionReport<'_>) {
         let mut st = self.lock();
         st.in_region = false;
-        let held_on = self
-            .shared
-            .hold_deadline(&st)
-            .is_some_and(|d| Instant::now() < d);
-        if held_on {
+        if self.shared.held_at(&st, Instant::now()) {
             // Within the hold the threads stay counted: the next region reuses them, or the
-            // releaser takes them off when the hold ends.
-            self.shared.wake.notify_one();
+            // releaser takes them off when the hold ends. Only an idle releaser needs to be
+            // told, and only of a hold that can end; one that is timing a deadline already
+            // times this hold's (the deadline moves only with a new placement, and only later).
+            if st.releaser_idle && self.shared.hold_deadline(&st).is_some() {
+                st.releaser_idle = false;
+                self.shared.wake.notify_one();
+            }
         } else {
             self.shared.release_to_home(&mut st);
         }
@@ -513,5 +553,109 @@ impl Drop for PoolPolicy {
         if st.master_in_home {
             self.table.sub(self.home, 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LocalLoads;
+    use asat_core::Runtime;
+
+    /// Two pools of two (made-up) CPUs; a job of 2 threads on them with this hold.
+    fn job(hold: Duration) -> (Arc<LocalLoads>, Arc<PoolPolicy>, Runtime) {
+        let a: CpuSet = [0, 1].into_iter().collect();
+        let b: CpuSet = [2, 3].into_iter().collect();
+        let pools = Pools::new(vec![a, b], false).unwrap();
+        let table = Arc::new(LocalLoads::new(2));
+        let policy = Arc::new(
+            PoolPolicy::builder(pools)
+                .table(table.clone())
+                .pin(false)
+                .hold(hold)
+                .build()
+                .unwrap(),
+        );
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .shared_policy(policy.clone())
+            .build()
+            .unwrap();
+        (table, policy, rt)
+    }
+
+    /// Waits (10 s at most) for the table to read `want`.
+    fn wait_for_loads(table: &LocalLoads, want: &[u32]) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while table.loads() != want && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(table.loads(), want);
+    }
+
+    #[test]
+    fn regions_within_a_hold_do_not_wake_the_releaser() {
+        // A fine-grain job: many regions on one held placement. The releaser times the
+        // hold's deadline once; it used to be woken at the end of every region.
+        let (table, policy, rt) = job(Duration::from_secs(3600));
+        for _ in 0..2000 {
+            rt.region(|_| {});
+        }
+        assert_eq!(policy.regions(), 2000);
+        assert_eq!(policy.last_region().unwrap().per_pool, vec![(0, 2)]);
+        assert_eq!(table.loads(), vec![2, 0]);
+        let wakes = policy.releaser_wakes();
+        assert!(
+            wakes <= 5,
+            "the releaser woke {wakes} times for 2000 regions"
+        );
+        drop(rt);
+        drop(policy);
+        assert_eq!(table.loads(), vec![0, 0]);
+    }
+
+    #[test]
+    fn a_hold_too_long_to_end_is_kept() {
+        // Duration::MAX cannot be added to an Instant: such a hold never ends (it used to end
+        // at every region's end).
+        let (table, policy, rt) = job(Duration::MAX);
+        rt.region(|_| {});
+        let first = policy.last_region().unwrap();
+        assert_eq!(table.loads(), vec![2, 0]);
+        table.add(0, 2);
+        rt.region(|_| {});
+        assert_eq!(policy.last_region().unwrap(), first);
+        assert_eq!(table.loads(), vec![4, 0]);
+        assert!(policy.releaser_wakes() <= 2);
+        table.sub(0, 2);
+        drop(rt);
+        drop(policy);
+        assert_eq!(table.loads(), vec![0, 0]);
+    }
+
+    #[test]
+    fn a_hold_placed_after_a_deadline_passed_in_a_region_still_ends() {
+        let hold = Duration::from_millis(200);
+        let (table, policy, rt) = job(hold);
+        // A: the releaser times A's deadline.
+        rt.region(|_| {});
+        // B, on A's placement, runs past that deadline: the releaser finds a region running
+        // and goes idle; B's end releases the threads itself.
+        rt.region(|team| {
+            if team.index() == 0 {
+                std::thread::sleep(hold + Duration::from_millis(100));
+            }
+        });
+        assert_eq!(table.loads(), vec![1, 0], "the master alone, at home");
+        // C: a new placement; the releaser, idle, must be told, and end C's hold.
+        rt.region(|_| {});
+        assert_eq!(policy.regions(), 3);
+        wait_for_loads(&table, &[1, 0]);
+        // The job goes on as before.
+        rt.region(|_| {});
+        wait_for_loads(&table, &[1, 0]);
+        drop(rt);
+        drop(policy);
+        assert_eq!(table.loads(), vec![0, 0]);
     }
 }
