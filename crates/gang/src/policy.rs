@@ -84,8 +84,9 @@ impl Policy for GangPolicy {
 
     /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
     /// first joins the gang, waiting for the gang's slot if it is not running. A starting
-    /// thread that cannot join (it is a member of another gang) is left where it is: it runs
-    /// with that gang, so the region is correct but not coscheduled.
+    /// thread that cannot join (it is a member of another gang, or its member's cell is taken
+    /// or still held by an orphaned thread) is left where it is, so the region is correct but
+    /// not coscheduled.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
@@ -118,7 +119,9 @@ impl Policy for GangPolicy {
     fn thread_start(&self, thread: &ThreadInfo) {
         if let Some(g) = self.gang.get() {
             // A worker is a fresh thread, bound nowhere, and its index is below the gang's
-            // size, so joining cannot fail.
+            // size; joining fails only if its cell is still held by an orphaned thread of a
+            // dropped gang, and the worker then runs outside the gang (correct, not
+            // coscheduled).
             let _ = g.join_unpinned(thread.index);
         }
     }

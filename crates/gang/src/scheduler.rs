@@ -428,7 +428,7 @@ fn scheduler_main(sh: &Shared) {
                 // Its gangs are gone. Stop it with the full protocol all the same: a new gang
                 // may have been placed in the freed slot since the check, and its threads,
                 // which saw the slot running, must not go on running beside the next slot.
-                // With no thread bound this is one store and a look at each cell.
+                // With no thread bound no signal is sent and nothing is waited for.
                 #[cfg(asat_inject)]
                 crate::inject::pause(crate::inject::Point::GangsGone);
                 sh.stop_slot(c);

@@ -6,7 +6,9 @@
 //! Every cell of the matrix (slot `s`, column `c`) has a `CellCtl` with a state word: `BOUND`
 //! while a thread is bound to it, plus `PARKED` (the thread is stopped), `IDLE` (the thread
 //! declared itself blocked or idle: it is not runnable and is not signalled), `SIGNALED` (a stop
-//! signal is on its way) and `KILLING` (the scheduler is inside `pthread_kill` for it). Every
+//! signal is on its way), `KILLING` (the scheduler is inside `pthread_kill` for it), `CLAIMING`
+//! (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's gang was
+//! dropped while its thread was still bound: that thread is never stopped again). Every
 //! slot has a futex word `run` (1 while the slot runs) and a count of its runnable threads.
 //! A thread finds its cell through a thread-local binding (`crate::sys::binding`).
 //!
@@ -15,7 +17,8 @@
 //! 1. `A.run = 0` (`SeqCst`).
 //! 2. For each cell of A that is `BOUND` and neither `PARKED`, `IDLE` nor already `SIGNALED`:
 //!    CAS in `SIGNALED | KILLING`, `pthread_kill` the thread with the stop signal (a real-time
-//!    signal, `SIGRTMIN + k`), clear `KILLING`. The broadcast time is taken before the first
+//!    signal, `SIGRTMIN + k`), clear `KILLING` (and `SIGNALED` too if the kill failed, so that
+//!    a later switch signals the thread again). The broadcast time is taken before the first
 //!    signal.
 //! 3. Wait (futex on the `ack` word, with a short timeout as a safety net) until every cell of
 //!    A is unbound, `PARKED` or `IDLE`. The switch's stop time is the last `PARKED` timestamp

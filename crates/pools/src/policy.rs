@@ -82,7 +82,8 @@ struct State {
     /// within its hold must wake it (once: it then sleeps until the hold's deadline, which
     /// later regions of the same placement do not move).
     releaser_idle: bool,
-    /// How many times the releaser came back from a wait (for tests).
+    /// How many times the releaser came back from a wait.
+    #[cfg(test)]
     releaser_wakes: u64,
 }
 
@@ -107,6 +108,16 @@ impl Shared {
     fn release(&self, st: &mut State) {
         for (pool, n) in st.held.drain(..) {
             self.table.sub(pool, n as u32);
+        }
+    }
+
+    /// Before a new placement, or at the end: the held threads leave the table, and so does the
+    /// master's count in its home pool.
+    fn release_all(&self, st: &mut State) {
+        self.release(st);
+        if st.master_in_home {
+            self.table.sub(self.home, 1);
+            st.master_in_home = false;
         }
     }
 
@@ -175,7 +186,10 @@ fn end_expired_holds(shared: &Shared) {
                 st
             }
         };
-        st.releaser_wakes += 1;
+        #[cfg(test)]
+        {
+            st.releaser_wakes += 1;
+        }
     }
 }
 
@@ -207,12 +221,9 @@ fn end_expired_holds(shared: &Shared) {
 pub struct PoolPolicy {
     pools: Pools,
     sizes: Vec<u32>,
-    table: Arc<dyn LoadTable>,
     params: Params,
     desired: Option<usize>,
     pin: bool,
-    hold: Duration,
-    home: usize,
     members: OnceLock<Box<[AtomicU32]>>,
     shared: Arc<Shared>,
     /// Ends expired holds (only with a hold).
@@ -229,9 +240,9 @@ impl fmt::Debug for PoolPolicy {
             .field("params", &self.params)
             .field("desired", &self.desired)
             .field("pin", &self.pin)
-            .field("hold", &self.hold)
-            .field("home", &self.home)
-            .field("table", &self.table)
+            .field("hold", &self.shared.hold)
+            .field("home", &self.shared.home)
+            .field("table", &self.shared.table)
             .finish_non_exhaustive()
     }
 }
@@ -371,12 +382,9 @@ impl PoolPolicyBuilder {
         Ok(PoolPolicy {
             pools: self.pools,
             sizes,
-            table,
             params: self.params,
             desired: self.desired,
             pin: self.pin,
-            hold: self.hold,
-            home,
             members: OnceLock::new(),
             shared,
             releaser,
@@ -400,7 +408,7 @@ impl PoolPolicy {
 
     /// The job's home pool.
     pub fn home(&self) -> usize {
-        self.home
+        self.shared.home
     }
 
     /// The pools.
@@ -410,7 +418,7 @@ impl PoolPolicy {
 
     /// The load table.
     pub fn table(&self) -> &Arc<dyn LoadTable> {
-        &self.table
+        &self.shared.table
     }
 
     /// `F` and `G`.
@@ -461,11 +469,8 @@ impl Policy for PoolPolicy {
             .desired
             .unwrap_or(start.max_threads)
             .clamp(1, start.max_threads.max(1));
-        if let (Some(at), Some(last)) = (st.placed_at, &st.last) {
-            if !st.held.is_empty()
-                && last.desired == d
-                && start.now.saturating_duration_since(at) < self.hold
-            {
+        if let Some(last) = &st.last {
+            if last.desired == d && self.shared.held_at(&st, start.now) {
                 let a = last.threads;
                 st.regions += 1;
                 st.in_region = true;
@@ -473,15 +478,11 @@ impl Policy for PoolPolicy {
             }
         }
         // Threads still held (an earlier placement) leave before the new decision.
-        self.shared.release(&mut st);
-        if st.master_in_home {
-            self.table.sub(self.home, 1);
-            st.master_in_home = false;
-        }
-        let loads = self.table.loads();
-        let asg = place(d, self.home, &loads, &self.sizes, self.params);
+        self.shared.release_all(&mut st);
+        let loads = self.shared.table.loads();
+        let asg = place(d, self.shared.home, &loads, &self.sizes, self.params);
         for &(pool, n) in &asg.per_pool {
-            self.table.add(pool, n as u32);
+            self.shared.table.add(pool, n as u32);
         }
         st.held.clone_from(&asg.per_pool);
         let member_pools: Vec<usize> = asg.thread_pools().collect();
@@ -519,7 +520,8 @@ impl Policy for PoolPolicy {
     fn region_end(&self, _report: &RegionReport<'_>) {
         let mut st = self.lock();
         st.in_region = false;
-        if self.shared.held_at(&st, Instant::now()) {
+        // (Without a hold nothing is ever held on: no clock read.)
+        if !self.shared.hold.is_zero() && self.shared.held_at(&st, Instant::now()) {
             // Within the hold the threads stay counted: the next region reuses them, or the
             // releaser takes them off when the hold ends. Only an idle releaser needs to be
             // told, and only of a hold that can end; one that is timing a deadline already
@@ -549,10 +551,7 @@ impl Drop for PoolPolicy {
             let _ = h.join();
         }
         let mut st = self.lock();
-        self.shared.release(&mut st);
-        if st.master_in_home {
-            self.table.sub(self.home, 1);
-        }
+        self.shared.release_all(&mut st);
     }
 }
 
