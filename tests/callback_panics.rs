@@ -6,22 +6,19 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::Duration;
+
+mod common;
 
 use asat::core::{
     MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, Runtime, Schedule, ThreadInfo,
     WaitInfo, WaitOutcome, WaitSite, WaitStrategy,
 };
 
-/// Runs `f` on another thread; fails if it does not finish within 60 s (a hang).
+/// [`common::watchdog`] with this file's limit.
 fn watchdog<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("did not finish within 60 s: the runtime hangs")
+    common::watchdog(Duration::from_secs(60), f)
 }
 
 /// The message of a panic payload.

@@ -3,11 +3,13 @@
 //! move forward. Every test is bounded in time (episode counts and a watchdog), not timed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use asat::implicit::{AnyStrategy, Barrier, Config, Flag, TwoPhase};
 use proptest::prelude::*;
+
+mod common;
+use common::watchdog;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -20,17 +22,6 @@ fn cfg() -> Config {
         .sample(16)
         .build()
         .unwrap()
-}
-
-/// Runs `f` on another thread and fails the test if it does not finish within `limit` (a hang
-/// is a lost wake-up or a missed poisoning).
-fn watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(limit)
-        .unwrap_or_else(|_| panic!("did not finish within {limit:?}: a waiter hangs"))
 }
 
 fn delay(rng: &mut StdRng) {

@@ -3,17 +3,10 @@
 //! parent's slot nor take the parent's threads off it, and a child that opens the table itself
 //! gets a slot of its own. (Its own file: it forks the test process.)
 
-use std::path::{Path, PathBuf};
+use asat::pools::{LoadTable, PoolPolicy, SharedTable};
 
-use asat::core::CpuSet;
-use asat::pools::{LoadTable, PoolPolicy, Pools, SharedTable};
-
-/// Two pools of two CPUs (a made-up machine: the table only needs the layout).
-fn pools() -> Pools {
-    let a: CpuSet = [0, 1].into_iter().collect();
-    let b: CpuSet = [2, 3].into_iter().collect();
-    Pools::new(vec![a, b], false).unwrap()
-}
+mod common;
+use common::{pools, temp_dir};
 
 /// Forks: `None` in the child, which must end with [`exit_child`]; the child's pid in the
 /// parent.
@@ -49,21 +42,10 @@ fn wait(pid: libc::pid_t) -> i32 {
     libc::WEXITSTATUS(status)
 }
 
-fn dir() -> PathBuf {
-    let base = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm")
-    } else {
-        std::env::temp_dir()
-    };
-    let dir = base.join(format!("asat-pools-test-{}-fork", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn a_forked_child_leaves_its_parents_slot_alone() {
-    let dir = dir();
-    let table = SharedTable::open_in(&dir, &pools()).unwrap();
+    let dir = temp_dir("fork");
+    let table = SharedTable::open_in(dir.path(), &pools()).unwrap();
     // The policy counts this process's thread in its home pool (0, both empty).
     let policy = PoolPolicy::builder(pools())
         .table(table.clone())
@@ -93,7 +75,7 @@ fn a_forked_child_leaves_its_parents_slot_alone() {
     // Another child opens the table itself: a new slot; the parent's slot, still locked by
     // the parent, is neither reclaimed nor claimed, and its load still counts.
     let code = in_child(|| {
-        let own = SharedTable::open_in(&dir, &pools()).unwrap();
+        let own = SharedTable::open_in(dir.path(), &pools()).unwrap();
         let ok = own.slot() != slot
             && own.reclaim_dead() == 0
             && own.loads() == vec![4, 0]
@@ -125,5 +107,4 @@ fn a_forked_child_leaves_its_parents_slot_alone() {
     table.sub(0, 3);
     assert_eq!(table.loads(), vec![0, 0]);
     drop(table);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,35 +7,18 @@
 //! nothing.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asat::core::{CpuSet, Runtime};
-use asat::pools::{LoadTable, PoolPolicy, Pools, SharedTable};
+use asat::core::Runtime;
+use asat::pools::{LoadTable, PoolPolicy, SharedTable};
+
+mod common;
+use common::{pools, temp_dir};
 
 const CHILD_ENV: &str = "ASAT_POOLS_CHILD_DIR";
-
-/// Two pools of two CPUs (a made-up machine: the table only needs the layout).
-fn pools() -> Pools {
-    let a: CpuSet = [0, 1].into_iter().collect();
-    let b: CpuSet = [2, 3].into_iter().collect();
-    Pools::new(vec![a, b], false).unwrap()
-}
-
-/// A fresh directory for a table, in `/dev/shm` where there is one (removed when dropped).
-fn temp_dir(name: &str) -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm")
-    } else {
-        std::env::temp_dir()
-    };
-    tempfile::Builder::new()
-        .prefix(&format!("asat-pools-test-{name}-"))
-        .tempdir_in(base)
-        .unwrap()
-}
 
 fn job(table: Arc<SharedTable>, d: usize) -> (Arc<PoolPolicy>, Runtime) {
     let policy = Arc::new(

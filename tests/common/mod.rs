@@ -1,8 +1,13 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use asat::core::CpuSet;
+use asat::pools::Pools;
 use asat::{Plan, Policy, RegionStart};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// A policy that cycles through a script of team sizes, region after region.
 #[derive(Debug)]
@@ -29,4 +34,36 @@ impl Policy for Scripted {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         Plan::run(self.sizes[i % self.sizes.len()])
     }
+}
+
+/// Runs `f` on another thread and fails the test if it does not finish within `limit` (a hang
+/// shows as a failure, not as a CI job that never ends).
+pub fn watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("did not finish within {limit:?}: it hangs"))
+}
+
+/// Two pools of two CPUs (a made-up machine: a load table only needs the layout).
+pub fn pools() -> Pools {
+    let a: CpuSet = [0, 1].into_iter().collect();
+    let b: CpuSet = [2, 3].into_iter().collect();
+    Pools::new(vec![a, b], false).unwrap()
+}
+
+/// A fresh directory for a load table, in `/dev/shm` where there is one (removed when
+/// dropped).
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    let base = if Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    tempfile::Builder::new()
+        .prefix(&format!("asat-pools-test-{name}-"))
+        .tempdir_in(base)
+        .unwrap()
 }
