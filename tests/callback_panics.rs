@@ -378,3 +378,32 @@ fn waits_at_every_site_reach_the_strategy() {
         }
     });
 }
+
+/// A worker's start hook that starts a region of its own runtime: the region runs inline,
+/// with a team of one (the thread starting the first region holds the region lock and waits
+/// for this worker, so a real region would deadlock).
+#[test]
+fn a_region_started_from_a_workers_start_hook_runs_inline() {
+    watchdog(|| {
+        let rt_cell: Arc<std::sync::OnceLock<std::sync::Weak<Runtime>>> = Arc::default();
+        let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let rt = {
+            let (cell, sizes) = (Arc::clone(&rt_cell), Arc::clone(&sizes));
+            Arc::new(
+                Runtime::builder()
+                    .max_threads(2)
+                    .on_thread_start(move |_| {
+                        if let Some(rt) = cell.get().and_then(std::sync::Weak::upgrade) {
+                            rt.region(|t| sizes.lock().unwrap().push(t.size()));
+                        }
+                    })
+                    .build()
+                    .unwrap(),
+            )
+        };
+        rt_cell.set(Arc::downgrade(&rt)).unwrap();
+        rt.region(|_| {});
+        still_usable(&rt);
+        assert_eq!(*sizes.lock().unwrap(), vec![1]);
+    });
+}

@@ -872,6 +872,11 @@ impl Inner {
     fn worker_main(&self, index: usize) {
         let thread = ThreadHandle::current();
         let info = ThreadInfo { index, thread };
+        // A worker only ever runs members of this runtime's regions and its thread callbacks:
+        // a region it starts, from a body or from a hook, runs inline (starting one for real
+        // would wait for the region lock that the region it serves holds). Set once for the
+        // thread's life; the starting thread is marked by `region` for each region.
+        IN_REGION.with(|r| r.set(true));
         // The hooks and the policy's thread callbacks are user code. A panic in one (the panic
         // hook has reported it) must not end the worker: a region posted to it would wait for
         // it forever.
@@ -954,7 +959,8 @@ impl Inner {
             _not_send: std::marker::PhantomData,
         };
         let mut restore = None;
-        let in_region = InRegion::enter();
+        // (Inside a region already: workers for their whole life, the starting thread while
+        // `region` runs.)
         let result = catch_unwind(AssertUnwindSafe(|| {
             // The policy's placement is user code too: a panic in it poisons the region.
             if place {
@@ -964,7 +970,6 @@ impl Inner {
             // docs): the starting thread waits for all members before returning.
             unsafe { job.run(&team) }
         }));
-        drop(in_region);
         if let Err(payload) = result {
             st.poison(payload);
         }
