@@ -569,11 +569,12 @@ impl Asat {
             c.bad_time = if v.trim().eq_ignore_ascii_case("auto") {
                 None
             } else {
-                Some(parse_duration(&v).filter(|d| !d.is_zero()).ok_or_else(|| {
+                Some(parse_duration(&v).ok_or_else(|| {
                     Error::env(
                         "ASAT_BAD_TIME",
                         &v,
-                        "must be auto or a positive time such as 0.0001, 100us or 0.1ms",
+                        "must be auto or a positive time from 1ns to 1000000s, such as 0.0001, \
+                         100us or 0.1ms",
                     )
                 })?)
             };
@@ -617,8 +618,8 @@ impl Asat {
     }
 }
 
-const DURATION_ALLOWED: &str =
-    "must be a positive time in seconds (0.1) or with a unit (100ms, 500us)";
+const DURATION_ALLOWED: &str = "must be a positive time from 1ns to 1000000s, in seconds (0.1) \
+     or with a unit (100ms, 500us)";
 
 /// Parses `0.1`, `0.1s`, `100ms`, `500us`.
 fn parse_duration(v: &str) -> Option<Duration> {

@@ -128,7 +128,8 @@ pub struct RegionStart {
 impl RegionStart {
     /// The CPUs this process may really use now: the calling thread's affinity mask, further
     /// limited by the cgroup CPU quota (`cpu.max`, rounded up), at least 1. Reads the system on
-    /// each call (two or three system calls), so call it only when deciding.
+    /// each call (the affinity mask, `/proc/self/cgroup` and the quota files of the process's
+    /// cgroup and its ancestors; the mounts are parsed once), so call it only when deciding.
     pub fn cpu_budget(&self) -> usize {
         crate::sys::affinity::cpu_budget()
     }

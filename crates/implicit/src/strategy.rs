@@ -627,8 +627,10 @@ impl AdaptiveGlobal {
 
 impl AdaptiveGlobal {
     fn record_global(&self, imbalance: Duration, count: u32) {
-        // One last arriver per episode; a concurrent one (another barrier sharing this
-        // strategy) skips its sample rather than wait.
+        // Called by a long episode's last arriver and by a first arriver reporting a window
+        // of short episodes. A learner that finds the estimator taken (by the other of these
+        // on the same barrier, or by another barrier sharing this strategy) skips its sample,
+        // a window's batch included, rather than wait.
         learn(
             &self.estimator,
             &self.estimate_ns,

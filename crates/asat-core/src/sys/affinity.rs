@@ -141,10 +141,19 @@ fn budget(
 
 /// The tightest CPU quota (in CPUs) of this process's cgroup and its ancestors, if any.
 fn cgroup_quota() -> Option<f64> {
+    // Where the hierarchies are mounted does not change under a running process: mountinfo
+    // (tens of lines, hundreds in containers) is read and parsed once, not at every ASAT
+    // evaluation. The process's cgroup and its quota files are read each time.
+    static MOUNTS: std::sync::OnceLock<Mounts> = std::sync::OnceLock::new();
+    let mounts = MOUNTS.get_or_init(|| {
+        cgroup_mounts(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+    });
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    quota_from(&cgroups, &mountinfo, &|p| std::fs::read_to_string(p).ok())
+    quota_with(&cgroups, mounts, &|p| std::fs::read_to_string(p).ok())
 }
+
+/// The cgroup v2 mount and the v1 mount of the `cpu` controller.
+type Mounts = (Option<CgroupMount>, Option<CgroupMount>);
 
 /// Where a cgroup hierarchy is mounted: the cgroup path shown at the mount point (`root`: `/`
 /// unless the mount shows a sub-tree, as in some containers), and the mount point.
@@ -165,7 +174,7 @@ impl CgroupMount {
 
 /// The cgroup v2 mount and the v1 mount of the `cpu` controller, from `/proc/self/mountinfo`
 /// (the first of each).
-fn cgroup_mounts(mountinfo: &str) -> (Option<CgroupMount>, Option<CgroupMount>) {
+fn cgroup_mounts(mountinfo: &str) -> Mounts {
     let (mut v2, mut v1) = (None, None);
     for line in mountinfo.lines() {
         // `id parent major:minor root point options [optional...] - fstype source superoptions`
@@ -223,12 +232,22 @@ fn unescape(s: &str) -> String {
 /// ancestors up to the hierarchy's mount point, found through `mountinfo`; `read` reads a
 /// file. Without a mount in `mountinfo`, the usual places are tried (`/sys/fs/cgroup` for v2,
 /// `/sys/fs/cgroup/cpu,cpuacct` and `/sys/fs/cgroup/cpu` for v1).
+#[cfg(test)]
 fn quota_from(
     cgroups: &str,
     mountinfo: &str,
     read: &dyn Fn(&Path) -> Option<String>,
 ) -> Option<f64> {
-    let (v2, v1) = cgroup_mounts(mountinfo);
+    quota_with(cgroups, &cgroup_mounts(mountinfo), read)
+}
+
+/// [`quota_from`] with the mounts already parsed.
+fn quota_with(
+    cgroups: &str,
+    mounts: &Mounts,
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> Option<f64> {
+    let (v2, v1) = mounts.clone();
     let v2 = v2.map_or_else(|| vec![CgroupMount::at("/sys/fs/cgroup")], |m| vec![m]);
     let v1 = v1.map_or_else(
         || {
