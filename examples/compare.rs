@@ -9,7 +9,26 @@
 //!
 //! Each job repeats a 1-D Jacobi sweep (`b[i] = (a[i-1] + a[i] + a[i+1]) / 3`, then swap) over
 //! `grain` elements, one parallel loop per sweep, until it has done `--total` element updates.
-//! Writes `DIR/compare.csv`, `DIR/compare.svg` and prints the table.
+//! Writes `DIR/compare.csv`, `DIR/compare.svg` and prints the table. `bash scripts/demo` runs
+//! this example with the defaults and passes its arguments on, e.g.
+//! `bash scripts/demo --policies fixed,gomp --copies 1,2 --grains 10000`.
+//!
+//! Policies: `single`, `fixed` and `asat` are asat's runtime; rayon is run two ways, because its
+//! cost depends on where a parallel loop is called from: `rayon` runs the whole sweep loop
+//! inside `pool.install`, so each sweep is a `join` on a pool thread (rayon's best case, for a
+//! program structured around it), and `rayon-main` calls each sweep's `par_chunks_mut` from the
+//! main thread, as a program using the global pool from its own loop does; `gomp`,
+//! `gomp-dynamic` and `gomp-passive` are C OpenMP through libgomp (below). asat is always
+//! called from the program's own thread, which joins the team.
+//!
+//! Options: `--policies`, `--grains`, `--copies` (lists); `--total` (element updates per job;
+//! default: what one thread does in about 2 s, measured per grain); `--reps` (repetitions of
+//! each cell, median reported); `--timeout` (seconds after which a copy is killed and its row
+//! marked timed out, default 15); `--threads` (threads per job, default: the CPUs this process
+//! may use); `--hogs` (single-threaded CPU hog processes run alongside the copies); `--trace`
+//! (ASAT's team size over time: `DIR/asat_trace.{csv,svg}`; with one copy and one hog,
+//! `--policies fixed,asat --copies 1 --hogs 1 --trace` shows a job settling at one thread);
+//! `--out` (default `out/compare`).
 //!
 //! Within a grain the cells run side by side: one copies count at a time, repetition by
 //! repetition, the policies one after another. The policies compared at one copies count thus
@@ -27,6 +46,7 @@
 //! job) and: `gomp` nothing else (libgomp's defaults: a waiting thread spins for a while before
 //! it sleeps), `gomp-dynamic` `OMP_DYNAMIC=true`, `gomp-passive` `OMP_WAIT_POLICY=passive`
 //! (a waiting thread sleeps at once). `gomp-passive` is not in the default `--policies`.
+//! `ASAT_*` variables do pass through to every copy, to try ASAT's settings.
 //!
 //! Every copy reports a checksum of its result (the sum of its final buffer). Every policy runs
 //! the same sweeps of the same element-wise kernel and the sum is taken by the same code, so

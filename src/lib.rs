@@ -2,10 +2,19 @@
 //!
 //! This facade re-exports the workspace's crates:
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
-//!   [`Fixed`], [`Single`] and ASAT policies.
+//!   [`Fixed`], [`Single`] and ASAT policies, the global runtime under rayon's names
+//!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`]).
+//! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`], [`slice`]):
+//!   a rayon program moves to asat by changing its `use rayon::...` lines and `rayon::` paths.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.
 //! - [`implicit`] (`asat-implicit`): two-phase adaptive barriers.
+//!
+//! ```
+//! use asat::prelude::*;
+//! let v: Vec<u64> = (0..1000).collect();
+//! assert_eq!(v.par_iter().map(|x| x * 2).sum::<u64>(), 999_000);
+//! ```
 //!
 //! ```
 //! use asat::{Runtime, Schedule};
@@ -19,4 +28,6 @@ pub use asat_core as core;
 pub use asat_core::*;
 pub use asat_gang as gang;
 pub use asat_implicit as implicit;
+pub use asat_iter as iter;
+pub use asat_iter::{prelude, slice};
 pub use asat_pools as pools;

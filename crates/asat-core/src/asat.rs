@@ -2,6 +2,30 @@
 //! machine's load with a timed barrier before parallel regions and adjusts its own team size,
 //! with no central coordinator.
 //!
+//! No coordinator and no shared memory: jobs that use ASAT and jobs that do not (CPU hogs,
+//! fixed-thread programs) share the machine, and `k` ASAT jobs on `P` CPUs settle near `P`
+//! threads in total. [`Asat`] is a [`Policy`] like any other:
+//!
+//! ```
+//! use asat_core::{Asat, Runtime};
+//! use std::sync::Arc;
+//!
+//! let asat = Arc::new(Asat::new()); // or ASAT_POLICY=asat with Runtime::builder()
+//! let rt = Runtime::builder().max_threads(2).shared_policy(asat.clone()).build()?;
+//! rt.region(|team| team.barrier());
+//! for e in asat.history() {
+//!     // every evaluation: when, team sizes, timed passages, decision
+//!     println!("{:?} {} -> {} {:?}", e.at, e.threads_before, e.threads_after, e.decision);
+//! }
+//! # Ok::<(), asat_core::Error>(())
+//! ```
+//!
+//! Its settings ([`AsatConfig`]) have defaults that a program which cannot be recompiled can
+//! override with `ASAT_EVAL_TIME`, `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`, `ASAT_GOOD_TRIG` and
+//! `ASAT_SAMPLES` ([`Asat::from_env`]; a bad value is an error that says what is allowed).
+//! `bash scripts/demo --policies fixed,asat --copies 1 --hogs 1 --trace` shows a job beside one
+//! CPU hog settling at one thread (`out/compare/asat_trace.{csv,svg}`).
+//!
 //! # The algorithm (the paper's section 5)
 //!
 //! At most once per `eval_interval`, at a region start, ASAT evaluates: it judges the passage
@@ -83,8 +107,8 @@
 //! # The bound
 //!
 //! The team never exceeds what the process may really use: the runtime's `max_threads`, the
-//! CPU affinity mask and the cgroup CPU quota, re-read at each evaluation (as Go 1.25 does for
-//! GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
+//! CPU affinity mask and the cgroup CPU quota (`cpu.max`), re-read at each evaluation (as Go
+//! 1.25 does for GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -140,22 +140,40 @@ impl Builder {
         self.build_with_env(env_var)
     }
 
-    pub(crate) fn build_with_env(
-        self,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Runtime, Error> {
+    /// The `max_threads` that `build` would use: the one set, else `ASAT_MAX_THREADS`, else
+    /// the CPU budget (not checked against the limits).
+    pub(crate) fn resolved_max_threads(&self) -> Result<usize, Error> {
+        self.max_threads_with_env(&env_var)
+    }
+
+    fn max_threads_with_env(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<usize, Error> {
         let env_max = match env("ASAT_MAX_THREADS") {
             Some(v) => Some(parse_max_threads(&v)?),
             None => None,
         };
+        Ok(self
+            .max_threads
+            .or(env_max)
+            .unwrap_or_else(crate::sys::affinity::cpu_budget))
+    }
+
+    /// The runtime of the default configuration, ignoring the environment.
+    pub(crate) fn build_defaults(self) -> Runtime {
+        let cpus = crate::sys::affinity::cpu_budget().clamp(1, MAX_THREADS_LIMIT);
+        self.max_threads(cpus)
+            .build_with_env(|_| None)
+            .expect("the default configuration (fixed policy, CPUs within the limit) is valid")
+    }
+
+    pub(crate) fn build_with_env(
+        self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Runtime, Error> {
+        let max_threads = self.max_threads_with_env(&env)?;
         let env_policy = match env("ASAT_POLICY") {
             Some(v) => Some(parse_policy_with_env(&v, &env)?),
             None => None,
         };
-        let max_threads = self
-            .max_threads
-            .or(env_max)
-            .unwrap_or_else(crate::sys::affinity::cpu_budget);
         if max_threads == 0 || max_threads > MAX_THREADS_LIMIT {
             return Err(Error::max_threads(max_threads));
         }

@@ -16,6 +16,10 @@ enum ErrorKind {
     MaxThreads {
         got: usize,
     },
+    NumThreads {
+        got: usize,
+    },
+    GlobalExists,
     TeamTooLarge {
         policy: String,
         team: usize,
@@ -39,6 +43,18 @@ impl Error {
     pub(crate) fn max_threads(got: usize) -> Self {
         Self {
             kind: ErrorKind::MaxThreads { got },
+        }
+    }
+
+    pub(crate) fn num_threads(got: usize) -> Self {
+        Self {
+            kind: ErrorKind::NumThreads { got },
+        }
+    }
+
+    pub(crate) fn global_exists() -> Self {
+        Self {
+            kind: ErrorKind::GlobalExists,
         }
     }
 
@@ -82,6 +98,15 @@ impl fmt::Display for Error {
             ErrorKind::MaxThreads { got } => write!(
                 f,
                 "max_threads {got}: must be between 1 and {MAX_THREADS_LIMIT}"
+            ),
+            ErrorKind::NumThreads { got } => write!(
+                f,
+                "num_threads {got}: must be between 1 and {MAX_THREADS_LIMIT} (leave it unset \
+                 for ASAT_MAX_THREADS or, without it, the CPUs this process may use)"
+            ),
+            ErrorKind::GlobalExists => f.write_str(
+                "the global runtime exists already: build_global must be called once, before \
+                 the first parallel call that uses the global runtime",
             ),
             ErrorKind::TeamTooLarge { policy, team, max } => write!(
                 f,

@@ -32,8 +32,10 @@
 pub mod asat;
 mod builder;
 mod cpuset;
+mod current;
 mod error;
 mod fixed;
+mod global;
 mod job;
 mod policy;
 mod runtime;
@@ -48,6 +50,10 @@ pub use builder::{parse_policy, Builder};
 pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};
 pub use fixed::{Fixed, Single};
+pub use global::{
+    current_num_threads, current_thread_index, join, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder,
+};
 pub use policy::{
     MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
     RuntimeInfo, ThreadInfo,

@@ -959,6 +959,11 @@ impl Inner {
             _not_send: std::marker::PhantomData,
         };
         let mut restore = None;
+        // What `current_thread_index` answers while the body runs.
+        let _member = crate::current::enter(crate::current::Member {
+            index: member,
+            pool: self.max_threads,
+        });
         // (Inside a region already: workers for their whole life, the starting thread while
         // `region` runs.)
         let result = catch_unwind(AssertUnwindSafe(|| {

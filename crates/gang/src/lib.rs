@@ -34,6 +34,79 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The scheduler
+//!
+//! A gang of `n` threads is placed in the [`Matrix`] when it is created: one slot, one
+//! column (CPU) per thread, first fit; a gang wider than the domain is an error (`a gang of 5
+//! threads does not fit 4 processors: ...`). The scheduler thread runs the used slots
+//! round-robin, one quantum each (default 20 ms). At a switch every thread of the outgoing slot
+//! stops before any thread of the incoming slot resumes. Threads are stopped by a real-time
+//! signal (`SIGRTMIN + 6` by default) whose handler parks them on a futex until their slot runs
+//! again, or stop themselves at a [`safe_point`]. A slot whose threads are all idle or blocked
+//! is left early (after a grace of at most 1 ms) and skipped while another slot has work. Each
+//! gang thread is pinned to its column's CPU. The scheduler thread asks for `SCHED_FIFO` and
+//! runs as a normal thread without the privilege ([`GangScheduler::is_realtime`] says which);
+//! without it, when every CPU is busy with gang threads, the kernel lets the running thread
+//! finish its slice (1-3 ms) before the scheduler runs, which stretches quanta and switches
+//! by that much. The [`switch`] module has the protocol, the handler's async-signal safety,
+//! and why a thread stopped inside `malloc` cannot deadlock the process.
+//!
+//! [`GangStats`] counts switches and early switches, the time per switch (from the broadcast
+//! of the stop signals to the last thread stopped: mean and max), signals, stops by signal and
+//! at safe points, deferred stops and late stops.
+//!
+//! With asat-core, `Runtime::builder().policy(sched.policy())` makes the runtime's team one
+//! gang of the shared scheduler (several runtimes are several gangs). Workers are members
+//! `1..n` for their whole life; member 0 is the user thread that starts a region, which joins
+//! the gang for the region only. Inside a gang, barriers and joins busy-wait.
+//!
+//! # Without asat-core
+//!
+//! `let gang = sched.gang(n)?;` places a gang; then on each of `n` threads
+//! `let _me = gang.join(i)?;` pins the thread and makes it member `i` until `_me` is dropped.
+//! Call [`safe_point`] in loops to be stopped at clean points, wrap sections that must not be
+//! stopped in [`preempt_off`], and blocking calls in [`blocking`] (the thread then counts as
+//! not runnable and is not signalled).
+//!
+//! # Limits
+//!
+//! A gang may not be wider than the domain; at most `max_slots` (default 64) slots; member 0
+//! of a runtime is gang-scheduled only inside regions; a thread belongs to one gang at a time.
+//! A `preempt_off` section must not block, lock or allocate: the switch waits for it, and
+//! `stop_timeout` (default 500 ms) turns a mistake into a counted late stop rather than a hang.
+//!
+//! Environment variables give defaults for options the program did not set; a
+//! [`GangSchedulerBuilder`] setter wins, and a bad value is an error from `build()`:
+//!
+//! | variable | meaning | values |
+//! |---|---|---|
+//! | `ASAT_GANG_QUANTUM_US` | [`GangSchedulerBuilder::quantum`] in microseconds | 100 ..= 10 000 000 |
+//! | `ASAT_GANG_SIGNAL` | [`GangSchedulerBuilder::signal_offset`]: the stop signal is `SIGRTMIN` + this | 0 ..= SIGRTMAX - SIGRTMIN |
+//!
+//! # Experiment and benchmark
+//!
+//! ```text
+//! cargo run --release --example gang_sync -- --load 1,2,3,4 \
+//!     --grains-us 1,2,5,10,20,50,100,200,500,1000 --var-equal-grain --out out/gang
+//! cargo bench --bench gang_switch
+//! ```
+//!
+//! `gang_sync` reproduces the paper's experiments 2 and 4: gangs of `n` threads (default: the
+//! CPUs) loop `GRAIN + U(0, VAR)` us of work and a barrier, `--load` gangs at once, under
+//! `gang-spin` (runtimes with the gang policy), `os-spin` (the same threads pinned the same
+//! way, a pure busy-wait barrier, OS scheduling) and `os-block` (std's blocking `Barrier`).
+//! Options besides those above: `--iterations` (per gang per cell, default 50 000),
+//! `--max-seconds` (per cell, default 0.8), `--reps` (median of repetitions),
+//! `--baseline-reps` (runs of the load-1 gang-spin baseline per repetition, default 3),
+//! `--threads`, `--quantum-ms`, `--methods`, `--var-us` (VAR when `--var-equal-grain` is not
+//! given, default 0). It prints progress with the share of the CPUs the process got in each
+//! cell (busy-waiting methods should get all of them; a cell where they did not is flagged as
+//! disturbed by outside load) and a table, and writes `gang.csv`, `gang_model.csv` (the
+//! model's prediction and error at every load and grain, with the inputs each used, none from
+//! the load it predicts) and `gang.svg` (the paper's Figures 5, 6 and 8). Defaults take about
+//! two minutes. `gang_switch` times one coordinated switch and barrier loops under load.
+//! Figures: the repository's `BENCHMARKS.md`.
+//!
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
 mod error;

@@ -30,6 +30,60 @@
 //! # Ok::<(), asat_core::Error>(())
 //! ```
 //!
+//! A standalone barrier for a program's own threads; a participant that panics while holding
+//! its [`guard`](Barrier::guard) poisons the barrier, and every waiting or later `wait()` then
+//! returns an error instead of hanging:
+//!
+//! ```
+//! use asat_implicit::{AdaptiveGlobal, Barrier};
+//!
+//! let barrier = Barrier::new(2, AdaptiveGlobal::new())?;
+//! std::thread::scope(|s| {
+//!     for _ in 0..2 {
+//!         s.spawn(|| {
+//!             let _poison_on_panic = barrier.guard();
+//!             for _ in 0..100 {
+//!                 barrier.wait().expect("a participant panicked");
+//!             }
+//!         });
+//!     }
+//! });
+//! assert_eq!(barrier.stats().generation, 100);
+//! # Ok::<(), asat_implicit::Error>(())
+//! ```
+//!
+//! [`AnyStrategy::by_name`] chooses a strategy by name: `block`, `spin`, `fixed`,
+//! `fixed:<us>`, `oracle:<us>`, `local`, `global`. [`AdaptiveLocal`] learns from each thread's
+//! own waits; [`AdaptiveGlobal`] from each episode's imbalance, which the last arriver sees.
+//!
+//! `ASAT_CONTEXT_SWITCH_US` (microseconds, `0 < x <= 100000`) replaces the measured
+//! context-switch cost. A malformed value is an error from [`calibrate::try_calibration`] and
+//! from `Config::builder().build()`, and is ignored by the infallible constructors
+//! (`AdaptiveGlobal::new()` and the like).
+//!
+//! # The experiment: the paper's Figure 13
+//!
+//! ```text
+//! cargo run --release --example implicit_bsp -- --patterns barrier,news,transpose \
+//!     --grains-us fine,medium,coarse --imbalance low,high \
+//!     --strategies block,spin,fixed,local,global,std,gang --jobs 3 --out out/implicit
+//! ```
+//!
+//! Bulk-synchronous jobs, one thread per CPU per job, 3 jobs at once as separate processes
+//! (the example re-runs itself with hidden `--worker` arguments). Thread `i` of every job is
+//! pinned to the `i`-th CPU, as the paper's one process per processor per job (`--no-pin`
+//! leaves them to the kernel; spinning then cannot coordinate). `std` is `std::sync::Barrier`;
+//! `gang` is explicit coscheduling with asat-gang, the paper's baseline (its 3 jobs are
+//! runtimes of one process). The example's own docs describe the patterns, grains and
+//! imbalances. Other options: `--jobs` (default 3), `--threads` (per job, default: the CPUs),
+//! `--work-s` (computation per job and thread, in seconds of a dedicated CPU: it sets the phase
+//! count, default 0.25), `--reps` (median of repetitions, default 3), `--timeout` (seconds
+//! after which a run's jobs are killed and the run is counted at that time, a lower bound;
+//! default 12; not for `gang`, whose jobs share the process). The defaults (3 repetitions of
+//! 126 runs) take about 7.5 minutes on a 2-vCPU machine. `cargo bench --bench barrier` times
+//! one barrier episode against spin barriers, `std::sync::Barrier` and OpenMP, and a BSP loop
+//! under co-located jobs. Figures: the repository's `BENCHMARKS.md`.
+//!
 //! Linux only (futexes).
 
 mod barrier;

@@ -1,0 +1,67 @@
+//! What the calling thread belongs to: the region member it is running, if any, and the runtime
+//! [installed](crate::Runtime::install) on it. These answer rayon's questions
+//! ([`current_thread_index`](crate::current_thread_index),
+//! [`current_num_threads`](crate::current_num_threads)) and tell clients such as the
+//! parallel-iterator layer which runtime a call should run on.
+
+use std::cell::Cell;
+
+use crate::Runtime;
+
+/// The member a thread is running: its index in the team, and the size of the pool it belongs
+/// to (the runtime's `max_threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub(crate) index: usize,
+    pub(crate) pool: usize,
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    static MEMBER: Cell<Option<Member>> = const { Cell::new(None) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static MEMBER: Cell<Option<Member>> = Cell::new(None);
+}
+
+scoped_tls::scoped_thread_local!(static INSTALLED: Runtime);
+
+/// The member the calling thread runs, if it runs one.
+#[inline]
+pub(crate) fn member() -> Option<Member> {
+    MEMBER.with(Cell::get)
+}
+
+/// Marks the calling thread as running `m` until the guard is dropped (unwinding included),
+/// then restores what it ran before.
+#[inline]
+pub(crate) fn enter(m: Member) -> MemberGuard {
+    MemberGuard(MEMBER.with(|c| c.replace(Some(m))))
+}
+
+/// Restores the member a thread ran before [`enter`].
+#[must_use]
+pub(crate) struct MemberGuard(Option<Member>);
+
+impl Drop for MemberGuard {
+    #[inline]
+    fn drop(&mut self) {
+        MEMBER.with(|c| c.set(self.0));
+    }
+}
+
+/// Runs `f` with `rt` installed on the calling thread.
+pub(crate) fn install<R>(rt: &Runtime, f: impl FnOnce() -> R) -> R {
+    INSTALLED.set(rt, f)
+}
+
+/// Calls `f` with the runtime installed on the calling thread, or `None`.
+#[inline]
+pub(crate) fn with_installed<R>(f: impl FnOnce(Option<&Runtime>) -> R) -> R {
+    if INSTALLED.is_set() {
+        INSTALLED.with(|rt| f(Some(rt)))
+    } else {
+        f(None)
+    }
+}

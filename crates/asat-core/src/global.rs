@@ -1,0 +1,296 @@
+//! The global runtime and rayon's names for it: [`ThreadPoolBuilder`], [`ThreadPool`],
+//! [`Runtime::install`], [`current_num_threads`], [`current_thread_index`] and [`join`].
+//!
+//! # Which runtime a call runs on
+//!
+//! Clients that do not hold a [`Runtime`] (the parallel iterators, [`join`]) run on the
+//! *current* runtime ([`Runtime::with_current`]): the one [installed](Runtime::install) on the
+//! calling thread, or else the global one. The global runtime is built on first use from the
+//! `ASAT_*` environment variables, as rayon's global pool and OpenMP's defaults are, unless
+//! [`ThreadPoolBuilder::build_global`] built it first. Its workers live until the process
+//! exits.
+//!
+//! A call made inside a region (on a member of any runtime) runs inline on that member, as a
+//! nested region does.
+//!
+//! ```
+//! let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
+//! pool.install(|| {
+//!     assert_eq!(asat_core::current_num_threads(), 2);
+//!     assert_eq!(asat_core::current_thread_index(), None); // not inside a parallel call
+//! });
+//! let (a, b) = pool.install(|| asat_core::join(|| 1 + 1, || asat_core::current_thread_index()));
+//! assert_eq!(a, 2);
+//! assert!(b.is_some());
+//! # Ok::<(), asat_core::Error>(())
+//! ```
+
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+
+use crate::current::{self, Member};
+use crate::{Builder, Error, Policy, Runtime, Schedule, WaitStrategy};
+
+/// rayon's name for a runtime: `ThreadPoolBuilder::build` returns one.
+pub type ThreadPool = Runtime;
+
+/// rayon's name for the error of [`ThreadPoolBuilder::build`] and
+/// [`build_global`](ThreadPoolBuilder::build_global).
+pub type ThreadPoolBuildError = Error;
+
+static GLOBAL: OnceLock<Runtime> = OnceLock::new();
+
+/// Builds a runtime under rayon's names, for programs moved from rayon by changing their `use`
+/// lines. Options not set here come from the `ASAT_*` environment variables (see
+/// [`Builder`]); [`policy`](ThreadPoolBuilder::policy) and
+/// [`wait`](ThreadPoolBuilder::wait) give asat's own choices.
+///
+/// ```
+/// use asat_core::ThreadPoolBuilder;
+/// let pool = ThreadPoolBuilder::new().num_threads(3).build()?;
+/// assert_eq!(pool.current_num_threads(), 3);
+/// let err = ThreadPoolBuilder::new().num_threads(0).build().unwrap_err();
+/// assert!(err.to_string().starts_with("num_threads 0: must be between 1 and 4096"));
+/// # Ok::<(), asat_core::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ThreadPoolBuilder {
+    builder: Builder,
+    num_threads: Option<usize>,
+    names: Option<NameFn>,
+}
+
+/// A thread-name closure as rayon takes it (called once per worker, at build).
+struct NameFn(Box<dyn FnMut(usize) -> String>);
+
+impl fmt::Debug for NameFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NameFn")
+    }
+}
+
+impl ThreadPoolBuilder {
+    /// A builder with nothing set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The pool's threads, the thread that starts a parallel call included (asat's
+    /// [`Builder::max_threads`]). Unset: `ASAT_MAX_THREADS`, or the CPUs this process may use.
+    /// Unlike rayon, 0 does not mean "the default": it is an error from `build`.
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = Some(n);
+        self
+    }
+
+    /// Names the worker threads: `f(i)` for worker `i` (`1..num_threads`; index 0 is the thread
+    /// that starts a parallel call, which keeps its name). Called at build, as rayon does.
+    pub fn thread_name<F>(mut self, f: F) -> Self
+    where
+        F: FnMut(usize) -> String + 'static,
+    {
+        self.names = Some(NameFn(Box::new(f)));
+        self
+    }
+
+    /// Stack size of worker threads, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.builder = self.builder.stack_size(bytes);
+        self
+    }
+
+    /// Runs `f(i)` on worker `i` when it starts.
+    pub fn start_handler<F>(mut self, f: F) -> Self
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        self.builder = self.builder.on_thread_start(f);
+        self
+    }
+
+    /// Runs `f(i)` on worker `i` before it exits.
+    pub fn exit_handler<F>(mut self, f: F) -> Self
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        self.builder = self.builder.on_thread_stop(f);
+        self
+    }
+
+    /// The scheduling policy (asat's own option; unset: `ASAT_POLICY`, or [`Fixed`](crate::Fixed)).
+    pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
+        self.builder = self.builder.policy(policy);
+        self
+    }
+
+    /// How threads wait (asat's own option; unset: the policy's, or
+    /// [`SpinThenPark`](crate::SpinThenPark)).
+    pub fn wait(mut self, wait: impl WaitStrategy + 'static) -> Self {
+        self.builder = self.builder.wait(wait);
+        self
+    }
+
+    /// Builds a pool of its own.
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        self.into_builder()?.build()
+    }
+
+    /// Builds the global runtime, the one parallel calls run on when no pool is installed.
+    /// An error if it exists already (built by an earlier `build_global`, or on the first
+    /// parallel call).
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        if GLOBAL.get().is_some() {
+            return Err(Error::global_exists());
+        }
+        let rt = self.build()?;
+        GLOBAL.set(rt).map_err(|_| Error::global_exists())
+    }
+
+    fn into_builder(self) -> Result<Builder, Error> {
+        let mut b = self.builder;
+        if let Some(n) = self.num_threads {
+            if n == 0 || n > crate::MAX_THREADS_LIMIT {
+                return Err(Error::num_threads(n));
+            }
+            b = b.max_threads(n);
+        }
+        if let Some(NameFn(mut f)) = self.names {
+            let n = match self.num_threads {
+                Some(n) => n,
+                None => b.resolved_max_threads()?,
+            };
+            let names: Vec<String> = (0..n).map(&mut f).collect();
+            b = b.thread_name(move |i| names.get(i).cloned().unwrap_or_default());
+        }
+        Ok(b)
+    }
+}
+
+impl Runtime {
+    /// The global runtime, built from the `ASAT_*` environment variables on first use unless
+    /// [`ThreadPoolBuilder::build_global`] built it first.
+    ///
+    /// An environment variable set to a value it does not allow cannot be returned as an
+    /// error here (the first use may be any parallel call): its error, which names what is
+    /// allowed, is printed to stderr and the global runtime is built with the defaults
+    /// instead, as libgomp does with a bad `OMP_*` variable. Call
+    /// [`ThreadPoolBuilder::build_global`] first to get that error as a value.
+    pub fn global() -> &'static Runtime {
+        GLOBAL.get_or_init(|| {
+            Builder::new().build().unwrap_or_else(|e| {
+                eprintln!("asat: {e}; the global runtime ignores the ASAT_* variables");
+                Builder::new().build_defaults()
+            })
+        })
+    }
+
+    /// Runs `f` on the calling thread with this runtime installed: parallel calls made inside
+    /// `f` (iterators, [`join`]) run on it, and [`current_num_threads`] is its size. Returns
+    /// what `f` returns; a panic in `f` propagates. (rayon runs `f` on a pool thread; here it
+    /// runs on the caller, which is member 0 of every team it starts.)
+    pub fn install<R>(&self, f: impl FnOnce() -> R) -> R {
+        current::install(self, f)
+    }
+
+    /// Calls `f` with the current runtime: the one installed on this thread, or the global one.
+    #[inline]
+    pub fn with_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
+        current::with_installed(|rt| match rt {
+            Some(rt) => f(rt),
+            None => f(Runtime::global()),
+        })
+    }
+
+    /// The pool's size, [`max_threads`](Runtime::max_threads) (rayon's
+    /// `ThreadPool::current_num_threads`).
+    pub fn current_num_threads(&self) -> usize {
+        self.max_threads()
+    }
+
+    /// Runs `f` on the calling thread as a team of one, without waking a worker or asking the
+    /// policy: for a parallel call with too little work to share. Inside `f`,
+    /// [`current_thread_index`] is `Some(0)`; on a thread already running a member, nothing
+    /// changes (its index stays).
+    pub fn alone<R>(&self, f: impl FnOnce() -> R) -> R {
+        if current::member().is_some() {
+            return f();
+        }
+        let _member = current::enter(Member {
+            index: 0,
+            pool: self.max_threads(),
+        });
+        f()
+    }
+
+    /// Runs `a` and `b`, in parallel when the policy gives the call a team of two or more
+    /// (rayon's `join`): one region whose two members run one closure each. Returns both
+    /// results; a panic in either is re-raised here after both are done. Inside a region it
+    /// runs both inline, one after the other.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let a = Mutex::new(Some(a));
+        let b = Mutex::new(Some(b));
+        let ra = Mutex::new(None);
+        let rb = Mutex::new(None);
+        self.parallel_for(0..2, Schedule::Static, |i| {
+            // Each index runs exactly once, so each closure is taken exactly once.
+            if i == 0 {
+                if let Some(a) = take(&a) {
+                    *lock(&ra) = Some(a());
+                }
+            } else if let Some(b) = take(&b) {
+                *lock(&rb) = Some(b());
+            }
+        });
+        match (into_inner(ra), into_inner(rb)) {
+            (Some(ra), Some(rb)) => (ra, rb),
+            _ => unreachable!("a parallel loop over 0..2 that returned ran both indices"),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn take<T>(m: &Mutex<Option<T>>) -> Option<T> {
+    lock(m).take()
+}
+
+fn into_inner<T>(m: Mutex<T>) -> T {
+    m.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The size of the current pool (rayon's `current_num_threads`): inside a parallel call, the
+/// `max_threads` of the runtime running it; else that of the installed runtime, or of the
+/// global one (built if it was not). Teams may be smaller: the policy decides each call's
+/// team, but no member index reaches this number.
+pub fn current_num_threads() -> usize {
+    match current::member() {
+        Some(m) => m.pool,
+        None => Runtime::with_current(Runtime::max_threads),
+    }
+}
+
+/// The calling thread's member index inside a parallel call or region (rayon's
+/// `current_thread_index`): `Some(i)` with `i < current_num_threads()`, and no two members
+/// running at the same time share an index; `None` outside parallel calls.
+pub fn current_thread_index() -> Option<usize> {
+    current::member().map(|m| m.index)
+}
+
+/// [`Runtime::join`] on the current runtime.
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    Runtime::with_current(|rt| rt.join(a, b))
+}

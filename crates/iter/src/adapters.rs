@@ -1,0 +1,329 @@
+//! Adapters that change items but not how the index space is split: `map`, `filter`,
+//! `filter_map`, `flat_map_iter`, `inspect`, `copied`, `cloned`, `map_init`, `map_with`,
+//! `fold`. Each one's sequential side is the std adapter of the same name over its base's
+//! range, so a chain compiles to the loop a sequential chain would.
+
+use std::ops::Range;
+
+use crate::plumbing::{Hints, Producer};
+use crate::IndexedParallelIterator;
+
+/// Declares an adapter `$name<I, F>` holding a base producer and one closure, with the
+/// `Producer` impl forwarding length and hints; `$indexed` says whether items stay one for one.
+macro_rules! closure_adapter {
+    (
+        $(#[$doc:meta])*
+        $name:ident, indexed: $indexed:tt,
+        impl<$($g:ident),*> where [$($bounds:tt)*]
+        item $item:ty, seq $seq:ty, |$base:ident, $f:ident| $make:expr
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterator adapters do nothing until a terminal call"]
+        pub struct $name<I, F> {
+            pub(crate) base: I,
+            pub(crate) f: F,
+        }
+
+        impl<I: Producer, F, $($g),*> Producer for $name<I, F>
+        where
+            F: Send + Sync,
+            $($bounds)*
+        {
+            type Item = $item;
+            type Seq<'a> = $seq where Self: 'a;
+            const EXACT: bool = closure_adapter!(@exact $indexed);
+
+            #[inline]
+            fn base_len(&self) -> usize {
+                self.base.base_len()
+            }
+
+            #[inline]
+            unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                let $base = unsafe { self.base.seq(range) };
+                let $f = &self.f;
+                $make
+            }
+
+            #[inline]
+            fn hints(&self) -> Hints {
+                self.base.hints()
+            }
+        }
+
+        closure_adapter!(@indexed $indexed $name [$($g),*] [$($bounds)*]);
+    };
+    (@indexed true $name:ident [$($g:ident),*] [$($bounds:tt)*]) => {
+        impl<I: IndexedParallelIterator, F, $($g),*> IndexedParallelIterator for $name<I, F>
+        where
+            F: Send + Sync,
+            $($bounds)*
+        {
+        }
+    };
+    (@indexed false $($rest:tt)*) => {};
+    (@exact true) => { I::EXACT };
+    (@exact false) => { false };
+}
+
+closure_adapter! {
+    /// Items mapped by a closure (`map`).
+    Map, indexed: true,
+    impl<R> where [F: Fn(I::Item) -> R, R: Send,]
+    item R, seq std::iter::Map<I::Seq<'a>, &'a F>, |base, f| base.map(f)
+}
+
+closure_adapter! {
+    /// Items a predicate keeps (`filter`).
+    Filter, indexed: false,
+    impl<> where [F: Fn(&I::Item) -> bool,]
+    item I::Item, seq std::iter::Filter<I::Seq<'a>, &'a F>, |base, f| base.filter(f)
+}
+
+closure_adapter! {
+    /// Items mapped to options, the `Some`s kept (`filter_map`).
+    FilterMap, indexed: false,
+    impl<R> where [F: Fn(I::Item) -> Option<R>, R: Send,]
+    item R, seq std::iter::FilterMap<I::Seq<'a>, &'a F>, |base, f| base.filter_map(f)
+}
+
+closure_adapter! {
+    /// Each item mapped to a sequential iterator, flattened (`flat_map_iter`).
+    FlatMapIter, indexed: false,
+    impl<U> where [F: Fn(I::Item) -> U, U: IntoIterator, U::Item: Send,]
+    item U::Item, seq std::iter::FlatMap<I::Seq<'a>, U, &'a F>, |base, f| base.flat_map(f)
+}
+
+closure_adapter! {
+    /// Items passed to a closure on their way (`inspect`).
+    Inspect, indexed: true,
+    impl<> where [F: Fn(&I::Item),]
+    item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
+}
+
+/// Items copied out of references (`copied`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Copied<I> {
+    pub(crate) base: I,
+}
+
+impl<'d, T, I> Producer for Copied<I>
+where
+    T: 'd + Copy + Send + Sync,
+    I: Producer<Item = &'d T>,
+{
+    type Item = T;
+    type Seq<'a>
+        = std::iter::Copied<I::Seq<'a>>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        unsafe { self.base.seq(range) }.copied()
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<'d, T, I> IndexedParallelIterator for Copied<I>
+where
+    T: 'd + Copy + Send + Sync,
+    I: IndexedParallelIterator<Item = &'d T>,
+{
+}
+
+/// Items cloned out of references (`cloned`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Cloned<I> {
+    pub(crate) base: I,
+}
+
+impl<'d, T, I> Producer for Cloned<I>
+where
+    T: 'd + Clone + Send + Sync,
+    I: Producer<Item = &'d T>,
+{
+    type Item = T;
+    type Seq<'a>
+        = std::iter::Cloned<I::Seq<'a>>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        unsafe { self.base.seq(range) }.cloned()
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<'d, T, I> IndexedParallelIterator for Cloned<I>
+where
+    T: 'd + Clone + Send + Sync,
+    I: IndexedParallelIterator<Item = &'d T>,
+{
+}
+
+/// Items mapped with a per-range state (`map_init`: made by a closure; `map_with`: cloned from
+/// a value). One state serves one range, that is one member's share under the static schedule.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct MapState<I, S, F> {
+    pub(crate) base: I,
+    pub(crate) init: S,
+    pub(crate) f: F,
+}
+
+/// Makes the state of one range for [`MapState`].
+pub trait StateInit: Send + Sync {
+    /// The state.
+    type State;
+    /// A fresh state.
+    fn make(&self) -> Self::State;
+}
+
+/// `map_init`'s closure as a [`StateInit`].
+#[derive(Clone, Debug)]
+pub struct InitFn<G>(pub(crate) G);
+
+impl<G: Fn() -> T + Send + Sync, T> StateInit for InitFn<G> {
+    type State = T;
+    fn make(&self) -> T {
+        (self.0)()
+    }
+}
+
+/// `map_with`'s value as a [`StateInit`].
+#[derive(Clone, Debug)]
+pub struct CloneOf<T>(pub(crate) T);
+
+impl<T: Clone + Send + Sync> StateInit for CloneOf<T> {
+    type State = T;
+    fn make(&self) -> T {
+        self.0.clone()
+    }
+}
+
+/// The sequential side of [`MapState`].
+#[derive(Debug)]
+pub struct MapStateSeq<'a, J, T, F> {
+    iter: J,
+    state: T,
+    f: &'a F,
+}
+
+impl<J: Iterator, T, F: Fn(&mut T, J::Item) -> R, R> Iterator for MapStateSeq<'_, J, T, F> {
+    type Item = R;
+
+    #[inline]
+    fn next(&mut self) -> Option<R> {
+        let x = self.iter.next()?;
+        Some((self.f)(&mut self.state, x))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.iter.size_hint()
+    }
+}
+
+impl<I, S, F, R> Producer for MapState<I, S, F>
+where
+    I: Producer,
+    S: StateInit,
+    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
+    R: Send,
+{
+    type Item = R;
+    type Seq<'a>
+        = MapStateSeq<'a, I::Seq<'a>, S::State, F>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        MapStateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            iter: unsafe { self.base.seq(range) },
+            state: self.init.make(),
+            f: &self.f,
+        }
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I, S, F, R> IndexedParallelIterator for MapState<I, S, F>
+where
+    I: IndexedParallelIterator,
+    S: StateInit,
+    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
+    R: Send,
+{
+}
+
+/// One accumulator per range, folded from its items (`fold`): under the static schedule, one
+/// per member. Reduce them with `reduce`, `sum` or `collect`.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Fold<I, ID, F> {
+    pub(crate) base: I,
+    pub(crate) identity: ID,
+    pub(crate) f: F,
+}
+
+impl<I, ID, F, T> Producer for Fold<I, ID, F>
+where
+    I: Producer,
+    ID: Fn() -> T + Send + Sync,
+    F: Fn(T, I::Item) -> T + Send + Sync,
+    T: Send,
+{
+    type Item = T;
+    type Seq<'a>
+        = std::iter::Once<T>
+    where
+        Self: 'a;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        let items = unsafe { self.base.seq(range) };
+        std::iter::once(items.fold((self.identity)(), &self.f))
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}

@@ -1,0 +1,165 @@
+//! `collect` and `collect_into_vec`: items gathered in order.
+//!
+//! An indexed iterator is collected into a `Vec` in place: the vector is allocated once, and
+//! each range's items are written at their own indices by whichever member runs the range.
+//! Other iterators (after `filter`, say) collect each range into a vector of its own, and the
+//! vectors are appended in index order. Other collections are built from that vector.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::hash::{BuildHasher, Hash};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::drive;
+use crate::raw::RawSlice;
+use crate::{IntoParallelIterator, ParallelIterator};
+
+/// A collection `collect` can build from a parallel iterator.
+pub trait FromParallelIterator<T: Send> {
+    /// Builds the collection from the items of `iter`, taken in order.
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>;
+}
+
+impl<T: Send> FromParallelIterator<T> for Vec<T> {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        let mut v = Vec::new();
+        extend_vec(iter.into_par_iter(), &mut v);
+        v
+    }
+}
+
+/// Replaces `target`'s contents with the items of the indexed `iter`.
+pub(crate) fn into_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
+    target.clear();
+    extend_vec(iter, target);
+}
+
+/// Appends the items of `iter` to `target`, in order.
+fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
+    if !I::EXACT {
+        let mut items = drive::reduce(
+            &iter,
+            Vec::new,
+            |mut v, items| {
+                v.extend(items);
+                v
+            },
+            |mut a, mut b| {
+                a.append(&mut b);
+                a
+            },
+        );
+        target.append(&mut items);
+        return;
+    }
+    let len = iter.base_len();
+    target.reserve(len);
+    let old = target.len();
+    let written = AtomicUsize::new(0);
+    {
+        let spare = RawSlice::new(&mut target.spare_capacity_mut()[..len]);
+        drive::run(&iter, |range, items| {
+            // SAFETY: the Producer rule: every index is handed to one range only, so this
+            // range's part of the spare capacity is written by this member alone.
+            let out = unsafe { spare.slice_mut(range) };
+            let mut n = 0;
+            for (slot, item) in out.iter_mut().zip(items) {
+                *slot = MaybeUninit::new(item);
+                n += 1;
+            }
+            written.fetch_add(n, Ordering::Relaxed);
+        });
+    }
+    // Items stand one for one at the indices of an exact iterator, so every slot was
+    // written; a count that falls short (a producer breaking that promise) leaks what was
+    // written instead of exposing uninitialized slots.
+    let written = written.into_inner();
+    assert_eq!(
+        written, len,
+        "asat-iter: an indexed producer yielded {written} items for {len} indices"
+    );
+    // SAFETY: the `len` slots after `old` were initialized above (checked by the count).
+    unsafe { target.set_len(old + len) };
+}
+
+/// Collections built from the in-order `Vec` of the items.
+macro_rules! via_vec {
+    ($(impl<$($g:ident),*> for $c:ty where [$($b:tt)*] item $t:ty;)*) => {$(
+        impl<$($g),*> FromParallelIterator<$t> for $c
+        where
+            $($b)*
+        {
+            fn from_par_iter<I>(iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = $t>,
+            {
+                Vec::from_par_iter(iter).into_iter().collect()
+            }
+        }
+    )*};
+}
+
+via_vec! {
+    impl<T> for VecDeque<T> where [T: Send] item T;
+    impl<T> for LinkedList<T> where [T: Send] item T;
+    impl<T> for BTreeSet<T> where [T: Send + Ord] item T;
+    impl<K, V> for BTreeMap<K, V> where [K: Send + Ord, V: Send] item (K, V);
+    impl<T, S> for HashSet<T, S> where [T: Send + Eq + Hash, S: BuildHasher + Default] item T;
+    impl<K, V, S> for HashMap<K, V, S>
+        where [K: Send + Eq + Hash, V: Send, S: BuildHasher + Default] item (K, V);
+    impl<> for String where [] item char;
+    impl<> for String where [] item String;
+}
+
+impl<'a> FromParallelIterator<&'a str> for String {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = &'a str>,
+    {
+        Vec::from_par_iter(iter).concat()
+    }
+}
+
+impl FromParallelIterator<()> for () {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        iter.into_par_iter().for_each(drop);
+    }
+}
+
+/// Collects `Ok` values into `C`, or returns the first `Err` (in order). All items are
+/// computed (no early exit).
+impl<C, T, E> FromParallelIterator<Result<T, E>> for Result<C, E>
+where
+    C: FromIterator<T>,
+    T: Send,
+    E: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Result<T, E>>,
+    {
+        Vec::from_par_iter(iter).into_iter().collect()
+    }
+}
+
+/// Collects the values into `C` if every item is `Some`, else `None`.
+impl<C, T> FromParallelIterator<Option<T>> for Option<C>
+where
+    C: FromIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Option<T>>,
+    {
+        Vec::from_par_iter(iter).into_iter().collect()
+    }
+}

@@ -1,0 +1,224 @@
+//! Terminal calls: one region of the current runtime per call.
+//!
+//! A call splits its producer's index space into *blocks* of `with_min_len` indices (1 when
+//! unset) and shares the blocks among the team with the call's schedule ([`Plan::new`]):
+//! static by default (one contiguous run of blocks per member), dynamic pieces of at most
+//! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`. A call
+//! with a single block runs on the calling thread alone ([`Runtime::alone`]); an empty one runs
+//! nothing.
+//!
+//! Reductions keep the order of the items: under the static schedule each member folds its
+//! one run of blocks and the members' results are combined in member order (which is index
+//! order); under the others each piece's result is kept with its first index (pieces a member
+//! takes one after the other in index order are folded together) and the results are combined
+//! in index order. So `reduce` needs an associative operation, not a commutative one, as in
+//! rayon, and `collect` keeps the order.
+
+use std::ops::Range;
+
+use asat_core::{Runtime, Schedule};
+
+use crate::plumbing::{Hints, Producer};
+
+/// How a call's index space is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Plan {
+    len: usize,
+    /// Indices per block.
+    block: usize,
+    /// Blocks (the last may be short).
+    blocks: usize,
+    /// How blocks are shared, in blocks.
+    schedule: Schedule,
+}
+
+impl Plan {
+    /// The split of `len` indices under `hints`.
+    pub(crate) fn new(len: usize, hints: Hints) -> Plan {
+        let block = hints.min_len.max(1);
+        let blocks = len.div_ceil(block);
+        let in_blocks = |n: usize| n.div_ceil(block).max(1);
+        let schedule = match hints.schedule {
+            Some(Schedule::Dynamic { chunk }) => Schedule::dynamic(in_blocks(chunk)),
+            Some(Schedule::Guided { min_chunk }) => Schedule::guided(in_blocks(min_chunk)),
+            Some(s) => s,
+            // Pieces of at most max_len indices; a minimum above the maximum wins.
+            None if hints.max_len != 0 && hints.max_len < len => {
+                Schedule::dynamic((hints.max_len / block).max(1))
+            }
+            None => Schedule::Static,
+        };
+        Plan {
+            len,
+            block,
+            blocks,
+            schedule,
+        }
+    }
+
+    /// The indices of blocks `b`.
+    #[inline]
+    fn items(&self, b: Range<usize>) -> Range<usize> {
+        b.start * self.block..(b.end * self.block).min(self.len)
+    }
+}
+
+/// Runs `f` on every range of `p`'s index space and its items, one region of the current
+/// runtime.
+pub(crate) fn run<'p, P, F>(p: &'p P, f: F)
+where
+    P: Producer,
+    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+{
+    let len = p.base_len();
+    if len == 0 {
+        return;
+    }
+    let plan = Plan::new(len, p.hints());
+    Runtime::with_current(|rt| {
+        if plan.blocks == 1 {
+            // SAFETY: the only call on `p` in this terminal call.
+            return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
+        }
+        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, |b| {
+            let r = plan.items(b);
+            // SAFETY: a schedule hands out every block of the loop exactly once, and blocks
+            // map to disjoint index ranges, so no index is asked for twice.
+            f(r.clone(), unsafe { p.seq(r) })
+        });
+    });
+}
+
+/// Folds the items of `p` range by range into accumulators started by `identity` and combines
+/// them in index order: one region of the current runtime.
+pub(crate) fn reduce<'p, P, A, ID, F, C>(p: &'p P, identity: ID, fold: F, combine: C) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    let len = p.base_len();
+    if len == 0 {
+        return identity();
+    }
+    let plan = Plan::new(len, p.hints());
+    // Called once per block handed out: as in `run`, every block is handed out once and
+    // blocks are disjoint ranges of indices.
+    let seq = |b: Range<usize>| {
+        // SAFETY: see above.
+        unsafe { p.seq(plan.items(b)) }
+    };
+    Runtime::with_current(|rt| {
+        if plan.blocks == 1 {
+            return rt.alone(|| fold(identity(), seq(0..1)));
+        }
+        if plan.schedule == Schedule::Static {
+            // One run of blocks per member; members are combined in member order.
+            return rt.parallel_reduce(
+                0..plan.blocks,
+                Schedule::Static,
+                &identity,
+                |acc, b| fold(acc, seq(b)),
+                &combine,
+            );
+        }
+        let mut pieces = rt.parallel_reduce(
+            0..plan.blocks,
+            plan.schedule,
+            Vec::new,
+            |mut pieces: Vec<(usize, usize, A)>, b| {
+                match pieces.pop() {
+                    Some((start, end, acc)) if end == b.start => {
+                        pieces.push((start, b.end, fold(acc, seq(b))));
+                    }
+                    last => {
+                        pieces.extend(last);
+                        pieces.push((b.start, b.end, fold(identity(), seq(b))));
+                    }
+                }
+                pieces
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        );
+        pieces.sort_unstable_by_key(|&(start, _, _)| start);
+        pieces
+            .into_iter()
+            .map(|(_, _, acc)| acc)
+            .reduce(&combine)
+            .unwrap_or_else(&identity)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(min_len: usize, max_len: usize, schedule: Option<Schedule>) -> Hints {
+        Hints {
+            min_len,
+            max_len,
+            schedule,
+        }
+    }
+
+    #[test]
+    fn default_is_static_over_single_indices() {
+        let p = Plan::new(10, Hints::default());
+        assert_eq!((p.block, p.blocks, p.schedule), (1, 10, Schedule::Static));
+        assert_eq!(p.items(3..5), 3..5);
+    }
+
+    #[test]
+    fn min_len_makes_blocks_and_the_last_is_short() {
+        let p = Plan::new(10, hints(4, 0, None));
+        assert_eq!((p.block, p.blocks), (4, 3));
+        assert_eq!(p.items(2..3), 8..10);
+        assert_eq!(Plan::new(10, hints(10, 0, None)).blocks, 1);
+        assert_eq!(Plan::new(10, hints(100, 0, None)).blocks, 1);
+    }
+
+    #[test]
+    fn max_len_hands_out_pieces_dynamically() {
+        assert_eq!(
+            Plan::new(100, hints(0, 8, None)).schedule,
+            Schedule::dynamic(8)
+        );
+        // in blocks of min_len, and the minimum wins over a smaller maximum
+        assert_eq!(
+            Plan::new(100, hints(4, 8, None)).schedule,
+            Schedule::dynamic(2)
+        );
+        assert_eq!(
+            Plan::new(100, hints(16, 8, None)).schedule,
+            Schedule::dynamic(1)
+        );
+        // a maximum the whole loop fits in changes nothing
+        assert_eq!(Plan::new(8, hints(0, 8, None)).schedule, Schedule::Static);
+    }
+
+    #[test]
+    fn explicit_schedules_count_indices_and_win() {
+        let p = Plan::new(100, hints(4, 8, Some(Schedule::dynamic(10))));
+        assert_eq!(p.schedule, Schedule::dynamic(3));
+        let p = Plan::new(100, hints(0, 0, Some(Schedule::guided(0))));
+        assert_eq!(p.schedule, Schedule::guided(1));
+        let p = Plan::new(100, hints(0, 8, Some(Schedule::Static)));
+        assert_eq!(p.schedule, Schedule::Static);
+    }
+
+    #[test]
+    fn merged_hints_take_the_tighter_bounds() {
+        let a = hints(4, 0, None);
+        let b = hints(2, 16, Some(Schedule::dynamic(3)));
+        assert_eq!(a.merge(b), hints(4, 16, Some(Schedule::dynamic(3))));
+        assert_eq!(
+            hints(0, 8, None).merge(hints(0, 4, None)),
+            hints(0, 4, None)
+        );
+    }
+}

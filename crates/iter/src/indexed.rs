@@ -1,0 +1,257 @@
+//! Adapters that need items one for one with indices, or that change how the index space is
+//! split: `enumerate`, `zip` (and tuples of sources), `step_by`, `take`, `skip`,
+//! `with_min_len`, `with_max_len`, `with_schedule`.
+
+use std::ops::Range;
+
+use crate::plumbing::{Hints, Producer};
+use crate::{IndexedParallelIterator, IntoParallelIterator};
+
+/// Items with their index (`enumerate`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Enumerate<I> {
+    pub(crate) base: I,
+}
+
+impl<I: IndexedParallelIterator> Producer for Enumerate<I> {
+    type Item = (usize, I::Item);
+    type Seq<'a>
+        = std::iter::Zip<Range<usize>, I::Seq<'a>>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        range.clone().zip(unsafe { self.base.seq(range) })
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {}
+
+/// Declares `MultiZip` for tuples of indexed parallel iterators and `IntoParallelIterator` for
+/// tuples of sources, as rayon's `(a, b, c).into_par_iter()`.
+macro_rules! multizip {
+    ($(($($T:ident $i:tt),+))*) => {$(
+        impl<$($T: IndexedParallelIterator),+> Producer for MultiZip<($($T,)+)> {
+            type Item = ($($T::Item,)+);
+            type Seq<'a> = MultiZip<($($T::Seq<'a>,)+)> where Self: 'a;
+            const EXACT: bool = true;
+
+            fn base_len(&self) -> usize {
+                let mut len = usize::MAX;
+                $(len = len.min(self.0.$i.base_len());)+
+                len
+            }
+
+            #[inline]
+            unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+                // SAFETY: each base gets the caller's range, within the shortest base.
+                MultiZip(($(unsafe { self.0.$i.seq(range.clone()) },)+))
+            }
+
+            fn hints(&self) -> Hints {
+                let mut h = Hints::default();
+                $(h = h.merge(self.0.$i.hints());)+
+                h
+            }
+        }
+
+        impl<$($T: IndexedParallelIterator),+> IndexedParallelIterator for MultiZip<($($T,)+)> {}
+
+        impl<$($T: Iterator),+> Iterator for MultiZip<($($T,)+)> {
+            type Item = ($($T::Item,)+);
+
+            #[inline]
+            fn next(&mut self) -> Option<Self::Item> {
+                Some(($(self.0.$i.next()?,)+))
+            }
+        }
+
+        impl<$($T),+> IntoParallelIterator for ($($T,)+)
+        where
+            $($T: IntoParallelIterator, $T::Iter: IndexedParallelIterator,)+
+        {
+            type Iter = MultiZip<($($T::Iter,)+)>;
+            type Item = ($($T::Item,)+);
+
+            fn into_par_iter(self) -> Self::Iter {
+                MultiZip(($(self.$i.into_par_iter(),)+))
+            }
+        }
+    )*};
+}
+
+/// Several indexed parallel iterators in lock step, yielding tuples; as long as the shortest.
+/// Made by `into_par_iter` on a tuple of sources (2 to 8), e.g. `(&mut a, &b, &c)`.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct MultiZip<T>(pub(crate) T);
+
+multizip! {
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
+
+/// Two indexed parallel iterators in lock step (`zip`); as long as the shorter.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Zip<A, B> {
+    pub(crate) a: A,
+    pub(crate) b: B,
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> Producer for Zip<A, B> {
+    type Item = (A::Item, B::Item);
+    type Seq<'s>
+        = std::iter::Zip<A::Seq<'s>, B::Seq<'s>>
+    where
+        Self: 's;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.a.base_len().min(self.b.base_len())
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: both bases get the caller's range, within the shorter base.
+        unsafe { self.a.seq(range.clone()).zip(self.b.seq(range)) }
+    }
+
+    fn hints(&self) -> Hints {
+        self.a.hints().merge(self.b.hints())
+    }
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {}
+
+/// Every `step`-th item, from the first (`step_by`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct StepBy<I> {
+    pub(crate) base: I,
+    pub(crate) step: usize,
+}
+
+impl<I: IndexedParallelIterator> Producer for StepBy<I> {
+    type Item = I::Item;
+    type Seq<'a>
+        = std::iter::StepBy<I::Seq<'a>>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len().div_ceil(self.step)
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        let n = self.base.base_len();
+        let lo = (range.start * self.step).min(n);
+        let hi = if range.is_empty() {
+            lo
+        } else {
+            ((range.end - 1) * self.step + 1).min(n)
+        };
+        // SAFETY: disjoint ranges of steps map to disjoint ranges of base indices (step k
+        // covers base indices k*step .. k*step + 1 here, and the gaps are never asked for).
+        unsafe { self.base.seq(lo..hi) }.step_by(self.step)
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {}
+
+/// The items from index `skip` on, at most `take` of them (`skip`, `take`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Slice<I> {
+    pub(crate) base: I,
+    pub(crate) skip: usize,
+    pub(crate) take: usize,
+}
+
+impl<I: IndexedParallelIterator> Producer for Slice<I> {
+    type Item = I::Item;
+    type Seq<'a>
+        = I::Seq<'a>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base
+            .base_len()
+            .saturating_sub(self.skip)
+            .min(self.take)
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: a shift of the caller's disjoint ranges stays disjoint, and within the base.
+        unsafe {
+            self.base
+                .seq(range.start + self.skip..range.end + self.skip)
+        }
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Slice<I> {}
+
+/// A parallel iterator with splitting hints set (`with_min_len`, `with_max_len`,
+/// `with_schedule`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Hinted<I> {
+    pub(crate) base: I,
+    pub(crate) hints: Hints,
+}
+
+impl<I: Producer> Producer for Hinted<I> {
+    type Item = I::Item;
+    type Seq<'a>
+        = I::Seq<'a>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        unsafe { self.base.seq(range) }
+    }
+
+    fn hints(&self) -> Hints {
+        self.hints
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Hinted<I> {}

@@ -1,0 +1,107 @@
+//! asat-iter: parallel iterators with rayon's names and semantics, on the asat runtime.
+//!
+//! A rayon program of the usual data-parallel kind moves to asat by changing its
+//! `use rayon::...` lines and `rayon::` paths to `asat::` (and its Cargo dependency):
+//!
+//! ```
+//! use asat_iter::prelude::*;
+//!
+//! let v: Vec<f64> = (0..100_000).map(|i| i as f64).collect();
+//! let sum: f64 = v.par_iter().map(|x| x * x).sum();
+//! let mut w = vec![0.0; v.len()];
+//! w.par_iter_mut().zip(&v).for_each(|(w, v)| *w = 2.0 * v);
+//! let evens: Vec<u64> = (0..1000u64).into_par_iter().filter(|i| i % 2 == 0).collect();
+//! assert_eq!(evens.len(), 500);
+//! assert_eq!(w[3], 6.0);
+//! assert!(sum > 0.0);
+//! ```
+//!
+//! # What is supported
+//!
+//! - Sources: `into_par_iter` on integer ranges (`a..b`, `a..=b`, all primitive integers up to
+//!   64 bits), on `Vec<T>` (moving the items), on `&[T]`, `&mut [T]`, `&Vec<T>`, `&mut Vec<T>`
+//!   and arrays, and on tuples of 2 to 8 indexed sources (`(&mut a, &b, &c).into_par_iter()`
+//!   yields tuples); `par_iter`, `par_iter_mut`; [`par_chunks`](ParallelSlice::par_chunks),
+//!   [`par_chunks_exact`](ParallelSlice::par_chunks_exact),
+//!   [`par_windows`](ParallelSlice::par_windows),
+//!   [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut),
+//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut).
+//! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
+//!   `flat_map_iter`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed
+//!   iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `step_by`, `take`,
+//!   `skip`, `with_min_len`, `with_max_len`.
+//! - Terminals: `for_each` (`_init`, `_with`), `sum`, `product`, `reduce`, `reduce_with`,
+//!   `count`, `min`/`max` and their `_by`/`_by_key` forms, `any`, `all`, `find_any`,
+//!   `find_first`, `find_last`, `position_any`, `position_first`, `collect` (into `Vec`,
+//!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
+//!   `Option<C>`, `()`), `collect_into_vec`.
+//! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
+//!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
+//!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
+//!
+//! Not here (yet): `par_sort*`, `par_extend`, `flat_map` with a parallel inner iterator (use
+//! `flat_map_iter`), `chain`, `rev`, `scope`/`spawn`, `par_bridge`.
+//!
+//! # One call, one region
+//!
+//! Each terminal call runs as **one region of the current runtime** (the one
+//! [installed](Runtime::install) on the calling thread, else the global runtime, built on first
+//! use from the `ASAT_*` variables): the runtime's policy decides its team (fixed, ASAT,
+//! processor pools, gang), and its wait strategy how members wait. The calling thread is member
+//! 0. A call made inside a region, or inside another call's closure, runs inline on that member,
+//! as a nested region does.
+//!
+//! The index space is split as the [`drive`] module says: by default **statically**, one
+//! contiguous run of indices per member, which is what HPC loops expect (each member touches
+//! the same part of the data call after call, and no shared counter is touched). Options:
+//!
+//! - [`with_min_len(n)`](IndexedParallelIterator::with_min_len): indices go out in blocks of
+//!   at least `n`; a call with no more than `n` indices runs on the calling thread alone,
+//!   without waking a worker (as rayon would not split it).
+//! - [`with_max_len(n)`](IndexedParallelIterator::with_max_len): pieces of at most `n` indices,
+//!   handed out dynamically from a shared counter (load balance for uneven items).
+//! - [`with_schedule(s)`](ParallelIterator::with_schedule) (asat's own): any
+//!   [`Schedule`](asat_core::Schedule), chunk sizes in indices.
+//!
+//! Results are combined in index order whatever the schedule, so `reduce` needs an associative
+//! operation (not a commutative one) and `collect` keeps the order, as in rayon. A panic in a
+//! closure is re-raised by the terminal call once the team has stopped, and the runtime stays
+//! usable.
+//!
+//! Where rayon's semantics rest on work stealing, these differ: `current_thread_index()` is
+//! the member's index in the call's team (`None` outside calls); members never wait for one
+//! another inside a call, so code that makes items of one call wait for each other (a
+//! `std::sync::Barrier` across `(0..n).into_par_iter()`) is wrong here, as it is in rayon when
+//! the pool is smaller than `n`: use [`Runtime::region`] and [`Team::barrier`](asat_core::Team)
+//! for that.
+
+pub mod adapters;
+mod collect;
+pub mod drive;
+pub mod indexed;
+mod iter;
+pub mod plumbing;
+pub mod range;
+mod raw;
+pub mod slice;
+pub mod vec;
+
+pub use asat_core::{
+    current_num_threads, current_thread_index, join, Runtime, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder,
+};
+pub use collect::FromParallelIterator;
+pub use iter::{
+    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
+    IntoParallelRefMutIterator, ParallelIterator,
+};
+pub use slice::{ParallelSlice, ParallelSliceMut};
+
+/// The traits to `use` for parallel iterators, as `rayon::prelude`.
+pub mod prelude {
+    pub use crate::{
+        FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
+        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelIterator, ParallelSlice,
+        ParallelSliceMut,
+    };
+}

@@ -1,0 +1,136 @@
+//! The unsafe core of the mutable and owning sources: a slice's base pointer shared among the
+//! members of a call, from which each member makes the sub-slice of the indices it was handed.
+//! Sound because a terminal call never hands out an index twice (the [`Producer`] rule).
+//!
+//! [`Producer`]: crate::plumbing::Producer
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ops::Range;
+
+/// The base and length of a run of elements that the holder may access exclusively, index
+/// range by index range.
+#[derive(Debug)]
+pub(crate) struct RawParts<T> {
+    ptr: *mut T,
+    len: usize,
+    _elements: PhantomData<T>,
+}
+
+// SAFETY: a `RawParts` only gives out disjoint sub-slices and elements (see its methods'
+// contracts), each to one thread, as a `&mut [T]` split and sent would: sound when the elements
+// may move between threads.
+unsafe impl<T: Send> Send for RawParts<T> {}
+// SAFETY: as above; sharing the base pointer gives no access by itself.
+unsafe impl<T: Send> Sync for RawParts<T> {}
+
+impl<T> RawParts<T> {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The elements at `range`, mutably, for a lifetime the caller picks.
+    ///
+    /// # Safety
+    ///
+    /// `range` lies within `0..len`, the elements stay valid for `'a`, and no other live
+    /// reference covers any of them meanwhile.
+    pub(crate) unsafe fn slice_mut<'a>(&self, range: Range<usize>) -> &'a mut [T] {
+        debug_assert!(range.start <= range.end && range.end <= self.len);
+        // SAFETY: in bounds, valid and exclusive (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) }
+    }
+
+    /// Moves the element at `i` out.
+    ///
+    /// # Safety
+    ///
+    /// `i < len`, the element is initialized, and it is never read, dropped or moved again.
+    pub(crate) unsafe fn take(&self, i: usize) -> T {
+        debug_assert!(i < self.len);
+        // SAFETY: in bounds and read once (caller).
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Drops the elements at `range` in place.
+    ///
+    /// # Safety
+    ///
+    /// As [`take`](RawParts::take), for every index of `range`.
+    pub(crate) unsafe fn drop_range(&self, range: Range<usize>) {
+        // SAFETY: the caller's promise makes this an exclusive slice of live elements.
+        unsafe { std::ptr::drop_in_place(self.slice_mut(range)) }
+    }
+}
+
+/// A mutably borrowed slice, shared among the members of a call as [`RawParts`].
+#[derive(Debug)]
+pub(crate) struct RawSlice<'a, T> {
+    parts: RawParts<T>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: as for `RawParts`, which holds the only access; the borrow marker adds none.
+unsafe impl<T: Send> Send for RawSlice<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for RawSlice<'_, T> {}
+
+impl<'a, T> RawSlice<'a, T> {
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        Self {
+            parts: RawParts {
+                ptr: slice.as_mut_ptr(),
+                len: slice.len(),
+                _elements: PhantomData,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.parts.len
+    }
+
+    /// The elements at `range`, mutably.
+    ///
+    /// # Safety
+    ///
+    /// `range` lies within `0..len`, and no other live reference covers any of its elements.
+    pub(crate) unsafe fn slice_mut(&self, range: Range<usize>) -> &'a mut [T] {
+        // SAFETY: the slice is borrowed for `'a`; bounds and exclusivity are the caller's.
+        unsafe { self.parts.slice_mut(range) }
+    }
+}
+
+/// A vector's allocation, its elements given up to a [`RawParts`]: frees the buffer when
+/// dropped, without touching the elements.
+#[derive(Debug)]
+pub(crate) struct Buffer<T> {
+    vec: ManuallyDrop<Vec<T>>,
+}
+
+// SAFETY: a shared `Buffer` gives no access to anything (it has no methods taking `&self`).
+unsafe impl<T: Send> Sync for Buffer<T> {}
+
+impl<T> Buffer<T> {
+    /// Splits `vec` into its allocation and its elements.
+    pub(crate) fn split(vec: Vec<T>) -> (Buffer<T>, RawParts<T>) {
+        let mut vec = ManuallyDrop::new(vec);
+        let parts = RawParts {
+            ptr: vec.as_mut_ptr(),
+            len: vec.len(),
+            _elements: PhantomData,
+        };
+        // SAFETY: 0 <= capacity; the elements stay initialized in the buffer, owned by `parts`
+        // from here on (a vector of length 0 neither reads nor drops them).
+        unsafe { vec.set_len(0) };
+        (Buffer { vec }, parts)
+    }
+}
+
+impl<T> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here; the vector has length 0, so only the buffer is freed.
+        unsafe { ManuallyDrop::drop(&mut self.vec) }
+    }
+}

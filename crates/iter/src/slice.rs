@@ -1,0 +1,326 @@
+//! Parallel iterators over slices, `Vec`s and arrays: `par_iter`, `par_iter_mut`,
+//! `par_chunks`, `par_chunks_mut`, their `_exact` forms, and `par_windows`.
+
+use std::ops::Range;
+
+use crate::plumbing::Producer;
+use crate::raw::RawSlice;
+use crate::{IndexedParallelIterator, IntoParallelIterator};
+
+/// `par_iter()` over a slice: `&T` items.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct Iter<'data, T> {
+    slice: &'data [T],
+}
+
+impl<'data, T: Sync> Producer for Iter<'data, T> {
+    type Item = &'data T;
+    type Seq<'a>
+        = std::slice::Iter<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.slice.len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        self.slice[r].iter()
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+
+/// `par_iter_mut()` over a slice: `&mut T` items.
+#[derive(Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct IterMut<'data, T> {
+    raw: RawSlice<'data, T>,
+}
+
+impl<'data, T: Send + 'data> Producer for IterMut<'data, T> {
+    type Item = &'data mut T;
+    type Seq<'a>
+        = std::slice::IterMut<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.raw.len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the Producer rule (no index twice) makes the sub-slice exclusive; `r` is
+        // within `0..base_len()`.
+        unsafe { self.raw.slice_mut(r) }.iter_mut()
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+
+/// `par_chunks(n)`: `&[T]` items of `n` elements, the last one shorter if `n` does not divide
+/// the length.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct Chunks<'data, T> {
+    slice: &'data [T],
+    size: usize,
+}
+
+impl<'data, T: Sync> Producer for Chunks<'data, T> {
+    type Item = &'data [T];
+    type Seq<'a>
+        = std::slice::Chunks<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        let end = (r.end * self.size).min(self.slice.len());
+        self.slice[r.start * self.size..end].chunks(self.size)
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+
+/// `par_chunks_exact(n)`: the full `&[T]` chunks of `n` elements; the tail is
+/// [`remainder`](ChunksExact::remainder).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct ChunksExact<'data, T> {
+    chunks: Chunks<'data, T>,
+    rem: &'data [T],
+}
+
+impl<'data, T> ChunksExact<'data, T> {
+    /// The elements after the last full chunk (fewer than `n`).
+    pub fn remainder(&self) -> &'data [T] {
+        self.rem
+    }
+}
+
+impl<'data, T: Sync> Producer for ChunksExact<'data, T> {
+    type Item = &'data [T];
+    type Seq<'a>
+        = std::slice::Chunks<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.chunks.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range, on a slice of whole chunks.
+        unsafe { self.chunks.seq(r) }
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {}
+
+/// `par_chunks_mut(n)` and `par_chunks_exact_mut(n)`: `&mut [T]` items of `n` elements (the
+/// last one shorter for `par_chunks_mut` if `n` does not divide the length).
+#[derive(Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct ChunksMut<'data, T> {
+    raw: RawSlice<'data, T>,
+    size: usize,
+}
+
+impl<'data, T: Send + 'data> Producer for ChunksMut<'data, T> {
+    type Item = &'data mut [T];
+    type Seq<'a>
+        = std::slice::ChunksMut<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.raw.len().div_ceil(self.size)
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        let end = (r.end * self.size).min(self.raw.len());
+        // SAFETY: disjoint ranges of chunks are disjoint ranges of elements (Producer rule),
+        // within the slice.
+        unsafe { self.raw.slice_mut(r.start * self.size..end) }.chunks_mut(self.size)
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+
+/// `par_windows(n)`: every `&[T]` window of `n` consecutive elements.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct Windows<'data, T> {
+    slice: &'data [T],
+    size: usize,
+}
+
+impl<'data, T: Sync> Producer for Windows<'data, T> {
+    type Item = &'data [T];
+    type Seq<'a>
+        = std::slice::Windows<'data, T>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        (self.slice.len() + 1).saturating_sub(self.size)
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        let end = if r.is_empty() {
+            r.start
+        } else {
+            r.end + self.size - 1
+        };
+        self.slice[r.start..end].windows(self.size)
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
+
+fn check_size(what: &str, size: usize) {
+    assert!(size != 0, "{what}: chunk size 0: must be at least 1");
+}
+
+/// Parallel iterators over a shared slice's chunks and windows (`[T]` and, through deref,
+/// `Vec<T>`).
+pub trait ParallelSlice<T: Sync> {
+    /// The slice.
+    fn as_parallel_slice(&self) -> &[T];
+
+    /// Chunks of `size` elements, the last one shorter if `size` does not divide the length.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0 (as std's `chunks`).
+    fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
+        check_size("par_chunks", size);
+        Chunks {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+
+    /// The full chunks of `size` elements; the tail is `remainder()`.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        check_size("par_chunks_exact", size);
+        let slice = self.as_parallel_slice();
+        let (whole, rem) = slice.split_at(slice.len() / size * size);
+        ChunksExact {
+            chunks: Chunks { slice: whole, size },
+            rem,
+        }
+    }
+
+    /// Every window of `size` consecutive elements.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_windows(&self, size: usize) -> Windows<'_, T> {
+        assert!(size != 0, "par_windows: window size 0: must be at least 1");
+        Windows {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+}
+
+impl<T: Sync> ParallelSlice<T> for [T] {
+    fn as_parallel_slice(&self) -> &[T] {
+        self
+    }
+}
+
+/// Parallel iterators over a mutable slice's chunks (`[T]` and, through deref, `Vec<T>`).
+pub trait ParallelSliceMut<T: Send> {
+    /// The slice.
+    fn as_parallel_slice_mut(&mut self) -> &mut [T];
+
+    /// Mutable chunks of `size` elements, the last one shorter if `size` does not divide the
+    /// length.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
+        check_size("par_chunks_mut", size);
+        ChunksMut {
+            raw: RawSlice::new(self.as_parallel_slice_mut()),
+            size,
+        }
+    }
+
+    /// The full mutable chunks of `size` elements (the tail, shorter than `size`, is left
+    /// out: take it with `chunks_exact_mut(size).into_remainder()` or by index).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
+        check_size("par_chunks_exact_mut", size);
+        let slice = self.as_parallel_slice_mut();
+        let whole = slice.len() / size * size;
+        ChunksMut {
+            raw: RawSlice::new(&mut slice[..whole]),
+            size,
+        }
+    }
+}
+
+impl<T: Send> ParallelSliceMut<T> for [T] {
+    fn as_parallel_slice_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+macro_rules! into_slice_iters {
+    ($([$($n:ident)?] $ty:ty;)*) => {$(
+        impl<'data, T: Sync + 'data $(, const $n: usize)?> IntoParallelIterator for &'data $ty {
+            type Iter = Iter<'data, T>;
+            type Item = &'data T;
+
+            fn into_par_iter(self) -> Iter<'data, T> {
+                Iter { slice: &self[..] }
+            }
+        }
+
+        impl<'data, T: Send + 'data $(, const $n: usize)?> IntoParallelIterator
+            for &'data mut $ty
+        {
+            type Iter = IterMut<'data, T>;
+            type Item = &'data mut T;
+
+            fn into_par_iter(self) -> IterMut<'data, T> {
+                IterMut { raw: RawSlice::new(&mut self[..]) }
+            }
+        }
+    )*};
+}
+
+into_slice_iters! {
+    [] [T];
+    [] Vec<T>;
+    [N] [T; N];
+}
