@@ -4,7 +4,7 @@
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
 //!   [`Fixed`], [`Single`] and ASAT policies, the global runtime under rayon's names
 //!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`]).
-//! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`], [`slice`]):
+//! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`], [`slice`](mod@slice)):
 //!   a rayon program moves to asat by changing its `use rayon::...` lines and `rayon::` paths.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.

@@ -1,10 +1,11 @@
 //! Terminal calls: one region of the current runtime per call.
 //!
 //! A call splits its producer's index space into *blocks* of `with_min_len` indices (1 when
-//! unset) and shares the blocks among the team with the call's schedule ([`Plan::new`]):
+//! unset) and shares the blocks among the team with the call's schedule:
 //! static by default (one contiguous run of blocks per member), dynamic pieces of at most
 //! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`. A call
-//! with a single block runs on the calling thread alone ([`Runtime::alone`]); an empty one runs
+//! with a single block runs on the calling thread alone ([`Runtime::alone`]), and so does a call
+//! made by a member of a running region (inline, as a nested region); an empty one runs
 //! nothing.
 //!
 //! Reductions keep the order of the items: under the static schedule each member folds its
@@ -63,6 +64,13 @@ impl Plan {
     }
 }
 
+/// Whether the calling thread runs a member of a region already: a call made there runs inline,
+/// as a nested region would (and without the nested region's bookkeeping).
+#[inline]
+fn nested() -> bool {
+    asat_core::current_thread_index().is_some()
+}
+
 /// Runs `f` on every range of `p`'s index space and its items, one region of the current
 /// runtime.
 pub(crate) fn run<'p, P, F>(p: &'p P, f: F)
@@ -76,7 +84,7 @@ where
     }
     let plan = Plan::new(len, p.hints());
     Runtime::with_current(|rt| {
-        if plan.blocks == 1 {
+        if plan.blocks == 1 || nested() {
             // SAFETY: the only call on `p` in this terminal call.
             return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
         }
@@ -111,8 +119,8 @@ where
         unsafe { p.seq(plan.items(b)) }
     };
     Runtime::with_current(|rt| {
-        if plan.blocks == 1 {
-            return rt.alone(|| fold(identity(), seq(0..1)));
+        if plan.blocks == 1 || nested() {
+            return rt.alone(|| fold(identity(), seq(0..plan.blocks)));
         }
         if plan.schedule == Schedule::Static {
             // One run of blocks per member; members are combined in member order.
