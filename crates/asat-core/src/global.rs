@@ -223,7 +223,8 @@ impl Runtime {
     }
 
     /// Runs `a` and `b`, in parallel when the policy gives the call a team of two or more
-    /// (rayon's `join`): one region whose two members run one closure each. Returns both
+    /// (rayon's `join`): one loop region over two indices, one closure each, handed out
+    /// dynamically (the caller usually runs `a`). Returns both
     /// results; a panic in either is re-raised here after both are done. Inside a region it
     /// runs both inline, one after the other.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
@@ -237,7 +238,10 @@ impl Runtime {
         let b = Mutex::new(Some(b));
         let ra = Mutex::new(None);
         let rb = Mutex::new(None);
-        self.parallel_for(0..2, Schedule::Static, |i| {
+        // Dynamic chunks of one: the calling thread, which starts first, takes `a` (as in
+        // rayon), and a team larger than two leaves its other members nothing to do instead
+        // of leaving the caller idle.
+        self.parallel_for(0..2, Schedule::dynamic(1), |i| {
             // Each index runs exactly once, so each closure is taken exactly once.
             if i == 0 {
                 if let Some(a) = take(&a) {

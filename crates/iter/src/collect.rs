@@ -8,10 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::drive;
-use crate::raw::RawSlice;
+use crate::raw::{drop_filled, Filling, RawSlice};
 use crate::{IntoParallelIterator, ParallelIterator};
 
 /// A collection `collect` can build from a parallel iterator.
@@ -63,17 +65,24 @@ fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
     let written = AtomicUsize::new(0);
     {
         let spare = RawSlice::new(&mut target.spare_capacity_mut()[..len]);
+        let done = Done {
+            spare: &spare,
+            ranges: Mutex::new(Vec::new()),
+        };
         drive::run(&iter, |range, items| {
             // SAFETY: the Producer rule: every index is handed to one range only, so this
             // range's part of the spare capacity is written by this member alone.
-            let out = unsafe { spare.slice_mut(range) };
-            let mut n = 0;
-            for (slot, item) in out.iter_mut().zip(items) {
-                *slot = MaybeUninit::new(item);
-                n += 1;
+            let mut out = Filling::new(unsafe { spare.slice_mut(range.clone()) });
+            for item in items {
+                if !out.push(item) {
+                    break;
+                }
             }
-            written.fetch_add(n, Ordering::Relaxed);
+            written.fetch_add(out.finish(), Ordering::Relaxed);
+            lock(&done.ranges).push(range);
         });
+        // Every range is written: the items are the vector's from here on.
+        lock(&done.ranges).clear();
     }
     // Items stand one for one at the indices of an exact iterator, so every slot was
     // written; a count that falls short (a producer breaking that promise) leaks what was
@@ -85,6 +94,29 @@ fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
     );
     // SAFETY: the `len` slots after `old` were initialized above (checked by the count).
     unsafe { target.set_len(old + len) };
+}
+
+/// The ranges of an in-place collect whose items are written: dropped (with their items) if the
+/// call unwinds, so that a panic in one member leaks nothing the others wrote.
+struct Done<'s, 'v, T> {
+    spare: &'s RawSlice<'v, MaybeUninit<T>>,
+    ranges: Mutex<Vec<Range<usize>>>,
+}
+
+impl<T> Drop for Done<'_, '_, T> {
+    fn drop(&mut self) {
+        let ranges = self.ranges.get_mut().unwrap_or_else(|e| e.into_inner());
+        for r in ranges.drain(..) {
+            // SAFETY: each recorded range was filled completely by one member (its `Filling`
+            // finished), no range is recorded twice, and nothing else owns these items: the
+            // vector's length does not cover them.
+            unsafe { drop_filled(self.spare.slice_mut(r)) };
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Collections built from the in-order `Vec` of the items.

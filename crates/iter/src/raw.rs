@@ -5,7 +5,7 @@
 //! [`Producer`]: crate::plumbing::Producer
 
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ops::Range;
 
 /// The base and length of a run of elements that the holder may access exclusively, index
@@ -133,4 +133,54 @@ impl<T> Drop for Buffer<T> {
         // SAFETY: dropped once, here; the vector has length 0, so only the buffer is freed.
         unsafe { ManuallyDrop::drop(&mut self.vec) }
     }
+}
+
+/// Slots filled front to back by one member: drops what it filled if it is dropped before
+/// [`finish`](Filling::finish) (a panic while the items were being made).
+#[derive(Debug)]
+pub(crate) struct Filling<'a, T> {
+    slots: &'a mut [MaybeUninit<T>],
+    filled: usize,
+}
+
+impl<'a, T> Filling<'a, T> {
+    pub(crate) fn new(slots: &'a mut [MaybeUninit<T>]) -> Self {
+        Self { slots, filled: 0 }
+    }
+
+    /// Fills the next slot; `false` (and `value` dropped) when every slot is full.
+    #[inline]
+    pub(crate) fn push(&mut self, value: T) -> bool {
+        match self.slots.get_mut(self.filled) {
+            Some(slot) => {
+                slot.write(value);
+                self.filled += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The number of slots filled; from here on their items belong to whoever reads them.
+    pub(crate) fn finish(mut self) -> usize {
+        std::mem::replace(&mut self.filled, 0)
+    }
+}
+
+impl<T> Drop for Filling<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the first `filled` slots were written by `push` and nothing else owns them
+        // (`finish` hands them over and sets `filled` to 0).
+        unsafe { drop_filled(&mut self.slots[..self.filled]) }
+    }
+}
+
+/// Drops the items in `slots`.
+///
+/// # Safety
+///
+/// Every slot holds an initialized item that nothing else will read or drop.
+pub(crate) unsafe fn drop_filled<T>(slots: &mut [MaybeUninit<T>]) {
+    // SAFETY: initialized and exclusively owned (caller); `MaybeUninit<T>` has `T`'s layout.
+    unsafe { std::ptr::drop_in_place(slots as *mut [MaybeUninit<T>] as *mut [T]) }
 }

@@ -36,6 +36,16 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     }
 }
 
+/// Arrays by value move their items out, as `Vec`s do.
+impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
+    type Iter = IntoIter<T>;
+    type Item = T;
+
+    fn into_par_iter(self) -> IntoIter<T> {
+        Vec::from(self).into_par_iter()
+    }
+}
+
 /// The elements of one range, moved out as they are yielded.
 #[derive(Debug)]
 pub struct Drain<'a, T> {
@@ -120,5 +130,18 @@ impl<T> Drop for IntoIter<T> {
             // allocation.)
             unsafe { self.elements.drop_range(at..len) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+
+    #[test]
+    fn arrays_by_value_move_their_items_out() {
+        let v: Vec<String> = ["a".to_owned(), "b".to_owned(), "c".to_owned()]
+            .into_par_iter()
+            .collect();
+        assert_eq!(v, ["a", "b", "c"]);
     }
 }
