@@ -103,86 +103,58 @@ closure_adapter! {
     item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
 }
 
-/// Items copied out of references (`copied`).
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterator adapters do nothing until a terminal call"]
-pub struct Copied<I> {
-    pub(crate) base: I,
+/// Declares an adapter that turns `&T` items into `T` with std's adapter of the same name
+/// (`copied`, `cloned`).
+macro_rules! deref_adapter {
+    ($(#[$doc:meta])* $name:ident, $bound:ident, $method:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterator adapters do nothing until a terminal call"]
+        pub struct $name<I> {
+            pub(crate) base: I,
+        }
+
+        impl<'d, T, I> Producer for $name<I>
+        where
+            T: 'd + $bound + Send + Sync,
+            I: Producer<Item = &'d T>,
+        {
+            type Item = T;
+            type Seq<'a> = std::iter::$name<I::Seq<'a>> where Self: 'a;
+            const EXACT: bool = I::EXACT;
+
+            fn base_len(&self) -> usize {
+                self.base.base_len()
+            }
+
+            #[inline]
+            unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                unsafe { self.base.seq(range) }.$method()
+            }
+
+            fn hints(&self) -> Hints {
+                self.base.hints()
+            }
+        }
+
+        impl<'d, T, I> IndexedParallelIterator for $name<I>
+        where
+            T: 'd + $bound + Send + Sync,
+            I: IndexedParallelIterator<Item = &'d T>,
+        {
+        }
+    };
 }
 
-impl<'d, T, I> Producer for Copied<I>
-where
-    T: 'd + Copy + Send + Sync,
-    I: Producer<Item = &'d T>,
-{
-    type Item = T;
-    type Seq<'a>
-        = std::iter::Copied<I::Seq<'a>>
-    where
-        Self: 'a;
-    const EXACT: bool = I::EXACT;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        // SAFETY: the caller's range goes to the base unchanged.
-        unsafe { self.base.seq(range) }.copied()
-    }
-
-    fn hints(&self) -> Hints {
-        self.base.hints()
-    }
+deref_adapter! {
+    /// Items copied out of references (`copied`).
+    Copied, Copy, copied
 }
 
-impl<'d, T, I> IndexedParallelIterator for Copied<I>
-where
-    T: 'd + Copy + Send + Sync,
-    I: IndexedParallelIterator<Item = &'d T>,
-{
-}
-
-/// Items cloned out of references (`cloned`).
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterator adapters do nothing until a terminal call"]
-pub struct Cloned<I> {
-    pub(crate) base: I,
-}
-
-impl<'d, T, I> Producer for Cloned<I>
-where
-    T: 'd + Clone + Send + Sync,
-    I: Producer<Item = &'d T>,
-{
-    type Item = T;
-    type Seq<'a>
-        = std::iter::Cloned<I::Seq<'a>>
-    where
-        Self: 'a;
-    const EXACT: bool = I::EXACT;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        // SAFETY: the caller's range goes to the base unchanged.
-        unsafe { self.base.seq(range) }.cloned()
-    }
-
-    fn hints(&self) -> Hints {
-        self.base.hints()
-    }
-}
-
-impl<'d, T, I> IndexedParallelIterator for Cloned<I>
-where
-    T: 'd + Clone + Send + Sync,
-    I: IndexedParallelIterator<Item = &'d T>,
-{
+deref_adapter! {
+    /// Items cloned out of references (`cloned`).
+    Cloned, Clone, cloned
 }
 
 /// Items mapped with a per-range state (`map_init`: made by a closure; `map_with`: cloned from
