@@ -1,0 +1,424 @@
+//! What a parallel-iterator call costs over the runtime call it stands for, with 2 threads
+//! (Fixed policy) on a quiet machine and next to one co-located CPU hog (a process started by
+//! the bench and stopped after). Targets: an iterator call costs at most 1.1x the equivalent
+//! native call, tiny loops and large ones alike; tiny loops stay at least 5x faster than rayon
+//! called from the main thread.
+//!
+//! Rows: `axpy` (`y[i] += a * x[i]`) over 16 and 64 elements and over 1M, and the dot product
+//! `sum(x[i] * y[i])` over 64 and 1M. Each row runs four forms:
+//!
+//! - `native`: the runtime's own call, `rt.parallel_slice_mut(y, Schedule::Static, ..)` and
+//!   `rt.parallel_reduce(0..n, Schedule::Static, ..)`;
+//! - `iter`: `y.par_iter_mut().zip(x).for_each(..)` and `x.par_iter().zip(y).map(..).sum()`
+//!   with asat's prelude, on the same runtime, installed once around the whole burst of calls;
+//! - `iter_install`: the same, with `rt.install(|| ..)` around every call;
+//! - `rayon_main`: the same code with rayon's prelude, called from the bench's own thread on
+//!   rayon's global pool (built with 2 threads), as a program's main loop calls it: each call
+//!   enters the pool from outside.
+//!
+//! After criterion's (sequential) measurements the bench prints a summary from interleaved
+//! rounds: in each of 21 rounds every form of a row runs one burst of calls (a few
+//! milliseconds, sized once before the rounds; the first form of a round rotates, and a 20 ms
+//! pause after each burst lets the form's threads go idle before the next one starts). The
+//! table gives the median time per call of each form and, for the ratios, the median over the
+//! rounds of the ratio of the two forms' bursts in the same round: the per-call cost on a
+//! shared virtual machine moves by 2-3x between minutes, which sequential measurements mix
+//! into their ratios and same-round ratios do not.
+//!
+//! `cargo bench --bench iter_overhead`
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use asat::{Fixed, Runtime};
+use asat_peers::load::CpuHogs;
+use asat_peers::stats::median;
+use criterion::Criterion;
+
+const THREADS: usize = 2;
+/// The `a` of axpy: small, so that `y` stays finite over millions of calls.
+const A: f64 = 1e-9;
+const ROUNDS: usize = 21;
+/// How long a burst of calls should take in the interleaved rounds.
+const BURST: Duration = Duration::from_millis(5);
+/// The pause after each burst.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// The iterator forms, with asat's traits: they run on the runtime installed on the thread.
+mod iter_forms {
+    use asat::prelude::*;
+
+    pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+        y.par_iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+    }
+
+    pub fn dot(x: &[f64], y: &[f64]) -> f64 {
+        x.par_iter().zip(y).map(|(x, y)| x * y).sum::<f64>()
+    }
+}
+
+/// The same code with rayon's traits, on rayon's global pool.
+mod rayon_forms {
+    use rayon::prelude::*;
+
+    pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+        y.par_iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+    }
+
+    pub fn dot(x: &[f64], y: &[f64]) -> f64 {
+        x.par_iter().zip(y).map(|(x, y)| x * y).sum::<f64>()
+    }
+}
+
+/// The runtime's own calls, static schedule (one contiguous chunk per member), as the
+/// iterators split by default.
+mod native_forms {
+    use asat::{Runtime, Schedule};
+
+    pub fn axpy(rt: &Runtime, a: f64, x: &[f64], y: &mut [f64]) {
+        rt.parallel_slice_mut(y, Schedule::Static, |start, ys| {
+            for (y, x) in ys.iter_mut().zip(&x[start..]) {
+                *y += a * x;
+            }
+        });
+    }
+
+    pub fn dot(rt: &Runtime, x: &[f64], y: &[f64]) -> f64 {
+        rt.parallel_reduce(
+            0..x.len(),
+            Schedule::Static,
+            || 0.0,
+            |acc, r| {
+                acc + x[r.clone()]
+                    .iter()
+                    .zip(&y[r])
+                    .map(|(x, y)| x * y)
+                    .sum::<f64>()
+            },
+            |a, b| a + b,
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Axpy,
+    Dot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Native,
+    Iter,
+    IterInstall,
+    RayonMain,
+}
+
+impl Form {
+    const ALL: [Form; 4] = [Form::Native, Form::Iter, Form::IterInstall, Form::RayonMain];
+
+    fn name(self) -> &'static str {
+        match self {
+            Form::Native => "native",
+            Form::Iter => "iter",
+            Form::IterInstall => "iter_install",
+            Form::RayonMain => "rayon_main",
+        }
+    }
+}
+
+/// A row of the table: a kernel over `n` elements.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    kernel: Kernel,
+    n: usize,
+}
+
+impl Row {
+    fn name(self) -> String {
+        let size = if self.n >= 1 << 20 {
+            format!("{}M", self.n >> 20)
+        } else {
+            self.n.to_string()
+        };
+        let (scale, kernel) = match (self.n >= 1 << 20, self.kernel) {
+            (true, Kernel::Axpy) => ("large", "axpy"),
+            (true, Kernel::Dot) => ("large", "dot"),
+            (false, Kernel::Axpy) => ("tiny", "axpy"),
+            (false, Kernel::Dot) => ("tiny", "dot"),
+        };
+        format!("{scale}_{kernel}_{size}")
+    }
+
+    fn tiny(self) -> bool {
+        self.n < 1 << 20
+    }
+}
+
+const ROWS: [Row; 5] = [
+    Row {
+        kernel: Kernel::Axpy,
+        n: 16,
+    },
+    Row {
+        kernel: Kernel::Axpy,
+        n: 64,
+    },
+    Row {
+        kernel: Kernel::Dot,
+        n: 64,
+    },
+    Row {
+        kernel: Kernel::Axpy,
+        n: 1 << 20,
+    },
+    Row {
+        kernel: Kernel::Dot,
+        n: 1 << 20,
+    },
+];
+
+fn runtime() -> Runtime {
+    Runtime::builder()
+        .max_threads(THREADS)
+        .policy(Fixed::new(THREADS))
+        .build()
+        .expect("runtime")
+}
+
+fn data(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let x = (0..n).map(|i| (i % 7) as f64 + 0.5).collect();
+    let y = (0..n).map(|i| (i % 5) as f64 - 1.0).collect();
+    (x, y)
+}
+
+fn timed(n: usize, mut f: impl FnMut()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed()
+}
+
+/// One call of `kernel`, on the runtime installed on this thread for the iterator forms.
+fn iter_call(kernel: Kernel, x: &[f64], y: &mut [f64]) {
+    match kernel {
+        Kernel::Axpy => iter_forms::axpy(A, x, y),
+        Kernel::Dot => {
+            black_box(iter_forms::dot(x, y));
+        }
+    }
+}
+
+/// Runs `n` calls of `row`'s kernel in `form` and returns how long they took.
+fn burst(form: Form, kernel: Kernel, rt: &Runtime, x: &[f64], y: &mut [f64], n: usize) -> Duration {
+    match (form, kernel) {
+        (Form::Native, Kernel::Axpy) => timed(n, || native_forms::axpy(rt, A, x, y)),
+        (Form::Native, Kernel::Dot) => timed(n, || {
+            black_box(native_forms::dot(rt, x, y));
+        }),
+        (Form::Iter, _) => rt.install(|| timed(n, || iter_call(kernel, x, y))),
+        (Form::IterInstall, _) => timed(n, || rt.install(|| iter_call(kernel, x, y))),
+        (Form::RayonMain, Kernel::Axpy) => timed(n, || rayon_forms::axpy(A, x, y)),
+        (Form::RayonMain, Kernel::Dot) => timed(n, || {
+            black_box(rayon_forms::dot(x, y));
+        }),
+    }
+}
+
+/// Every form computes what the sequential loop computes, before anything is timed.
+fn check(rt: &Runtime) {
+    for n in [16, 64, 1000, 1 << 20] {
+        let (x, y0) = data(n);
+        let want_y: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y + A * x).collect();
+        let want_dot: f64 = x.iter().zip(&y0).map(|(x, y)| x * y).sum();
+        for form in Form::ALL {
+            let mut y = y0.clone();
+            burst(form, Kernel::Axpy, rt, &x, &mut y, 1);
+            assert_eq!(y, want_y, "{} axpy over {n}", form.name());
+            let got = match form {
+                Form::Native => native_forms::dot(rt, &x, &y0),
+                Form::Iter | Form::IterInstall => rt.install(|| iter_forms::dot(&x, &y0)),
+                Form::RayonMain => rayon_forms::dot(&x, &y0),
+            };
+            assert!(
+                (got - want_dot).abs() <= 1e-12 * want_dot.abs(),
+                "{} dot over {n}: {got}, want {want_dot}",
+                form.name()
+            );
+        }
+    }
+}
+
+/// The criterion measurements of every row, one group per row, named after `load`.
+fn criterion_rows(c: &mut Criterion, rt: &Runtime, load: &str, measure: Duration) {
+    for row in ROWS {
+        let (x, y) = data(row.n);
+        let mut g = c.benchmark_group(format!("{load}/{}", row.name()));
+        g.sample_size(if row.tiny() { 20 } else { 10 })
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(measure);
+        for form in Form::ALL {
+            let mut y = y.clone();
+            g.bench_function(form.name(), |b| {
+                b.iter_custom(|iters| burst(form, row.kernel, rt, &x, &mut y, iters as usize))
+            });
+        }
+        g.finish();
+    }
+}
+
+/// How the interleaved rounds run.
+#[derive(Clone, Copy, Debug)]
+struct Rounds {
+    rounds: usize,
+    burst: Duration,
+    settle: Duration,
+}
+
+/// The interleaved measurements of one row: per form, the time per call of each round (in
+/// seconds).
+fn interleaved(rt: &Runtime, row: Row, how: Rounds) -> Vec<Vec<f64>> {
+    let (x, y) = data(row.n);
+    let mut ys = vec![y; Form::ALL.len()];
+    // Calls per burst: double until a burst takes a fifth of the target, then scale.
+    let calls: Vec<usize> = Form::ALL
+        .iter()
+        .zip(&mut ys)
+        .map(|(&form, y)| {
+            let mut n = 1;
+            loop {
+                let t = burst(form, row.kernel, rt, &x, y, n);
+                if t >= how.burst / 5 || n >= 1 << 20 {
+                    let per_call = t.as_secs_f64() / n as f64;
+                    break ((how.burst.as_secs_f64() / per_call) as usize).max(1);
+                }
+                n *= 2;
+            }
+        })
+        .collect();
+    std::thread::sleep(how.settle);
+    let mut times = vec![Vec::with_capacity(how.rounds); Form::ALL.len()];
+    for round in 0..how.rounds {
+        for k in 0..Form::ALL.len() {
+            let i = (round + k) % Form::ALL.len();
+            let t = burst(Form::ALL[i], row.kernel, rt, &x, &mut ys[i], calls[i]);
+            times[i].push(t.as_secs_f64() / calls[i] as f64);
+            std::thread::sleep(how.settle);
+        }
+    }
+    times
+}
+
+/// The median over the rounds of `a[r] / b[r]`.
+fn ratio(a: &[f64], b: &[f64]) -> f64 {
+    median(a.iter().zip(b).map(|(a, b)| a / b).collect())
+}
+
+fn summary(results: &[(&str, Row, Vec<Vec<f64>>)], rounds: usize) {
+    println!();
+    println!(
+        "iter_overhead summary: {THREADS} threads (Fixed), time per call in µs (median of \
+         {rounds} interleaved rounds); ratios are medians of same-round ratios"
+    );
+    println!(
+        "{:<6} {:<15} {:>10} {:>10} {:>13} {:>11} {:>12} {:>18} {:>16}  targets",
+        "load",
+        "row",
+        "native",
+        "iter",
+        "iter_install",
+        "rayon_main",
+        "iter/native",
+        "iter_install/nat.",
+        "rayon_main/iter"
+    );
+    // Indices into Form::ALL.
+    let (native, iter, install, rayon) = (0, 1, 2, 3);
+    for (load, row, t) in results {
+        let us = |i: usize| median(t[i].clone()) * 1e6;
+        let iter_native = ratio(&t[iter], &t[native]);
+        let rayon_iter = ratio(&t[rayon], &t[iter]);
+        let mut targets = vec![if iter_native <= 1.1 {
+            "iter<=1.1x ok"
+        } else {
+            "iter<=1.1x MISS"
+        }];
+        if row.tiny() {
+            targets.push(if rayon_iter >= 5.0 {
+                "rayon>=5x ok"
+            } else {
+                "rayon>=5x MISS"
+            });
+        }
+        println!(
+            "{:<6} {:<15} {:>10.2} {:>10.2} {:>13.2} {:>11.2} {:>12.3} {:>18.3} {:>16.2}  {}",
+            load,
+            row.name(),
+            us(native),
+            us(iter),
+            us(install),
+            us(rayon),
+            iter_native,
+            ratio(&t[install], &t[native]),
+            rayon_iter,
+            targets.join(", ")
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    // As criterion decides: without `--bench` (cargo test --benches) or with `--test`, each
+    // measurement runs once; with `--list`, nothing runs.
+    let test_mode = !has("--bench") || has("--test");
+    let how = if test_mode {
+        Rounds {
+            rounds: 1,
+            burst: Duration::ZERO,
+            settle: Duration::ZERO,
+        }
+    } else if has("--quick") {
+        Rounds {
+            rounds: 15,
+            burst: BURST / 2,
+            settle: SETTLE / 2,
+        }
+    } else {
+        Rounds {
+            rounds: ROUNDS,
+            burst: BURST,
+            settle: SETTLE,
+        }
+    };
+
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(THREADS)
+        .build_global()
+        .expect("rayon's global pool");
+    let rt = runtime();
+    check(&rt);
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut results = Vec::new();
+    criterion_rows(&mut c, &rt, "quiet", Duration::from_millis(1500));
+    if !has("--list") {
+        for row in ROWS {
+            results.push(("quiet", row, interleaved(&rt, row, how)));
+        }
+    }
+    {
+        let _hog = CpuHogs::spawn(1).expect("start the CPU hog");
+        criterion_rows(&mut c, &rt, "1_hog", Duration::from_secs(1));
+        if !has("--list") {
+            for row in ROWS {
+                results.push(("1_hog", row, interleaved(&rt, row, how)));
+            }
+        }
+    }
+    c.final_summary();
+    if !has("--list") {
+        summary(&results, how.rounds);
+    }
+}
