@@ -17,13 +17,19 @@
 //!   enters the pool from outside.
 //!
 //! After criterion's (sequential) measurements the bench prints a summary from interleaved
-//! rounds: in each of 21 rounds every form of a row runs one burst of calls (a few
-//! milliseconds, sized once before the rounds; the first form of a round rotates, and a 20 ms
-//! pause after each burst lets the form's threads go idle before the next one starts). The
-//! table gives the median time per call of each form and, for the ratios, the median over the
-//! rounds of the ratio of the two forms' bursts in the same round: the per-call cost on a
-//! shared virtual machine moves by 2-3x between minutes, which sequential measurements mix
-//! into their ratios and same-round ratios do not.
+//! rounds, 21 per row: in each, the three forms on the asat runtime run 10 bursts each of
+//! about 0.5 ms, alternating, then (after a 20 ms pause that lets the asat worker go idle)
+//! `rayon_main` runs for as long, and another pause follows. The table gives the median time
+//! per call of each form and, for the ratios, the median over the rounds of the ratio of the
+//! two forms' times in the same round: the per-call cost on a shared virtual machine moves by
+//! 2-3x between minutes, which sequential measurements mix into their ratios and same-round
+//! ratios do not. All forms of a row work on the same `x` and `y` (axpy keeps adding to `y`),
+//! which start on a cache line, so the two members' parts of a tiny `y` meet at a line
+//! boundary.
+//!
+//! The tiny rows' ratios (calls of 0.2-0.4 µs) move by about 10% from one run of the bench to
+//! the next on a 2-vCPU virtual machine, even on a quiet one: judge them over a few runs.
+//! `--quick` (criterion's flag) also shortens the interleaved rounds.
 //!
 //! `cargo bench --bench iter_overhead`
 
@@ -40,8 +46,10 @@ const THREADS: usize = 2;
 const A: f64 = 1e-9;
 const ROUNDS: usize = 21;
 /// How long a burst of calls should take in the interleaved rounds.
-const BURST: Duration = Duration::from_millis(5);
-/// The pause after each burst.
+const BURST: Duration = Duration::from_micros(500);
+/// Bursts of each asat form per round.
+const BURSTS: usize = 10;
+/// The pause between the asat forms and rayon.
 const SETTLE: Duration = Duration::from_millis(20);
 
 /// The iterator forms, with asat's traits: they run on the runtime installed on the thread.
@@ -186,9 +194,39 @@ fn runtime() -> Runtime {
         .expect("runtime")
 }
 
-fn data(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let x = (0..n).map(|i| (i % 7) as f64 + 0.5).collect();
-    let y = (0..n).map(|i| (i % 5) as f64 - 1.0).collect();
+/// `n` values starting on a cache line, so that the members' parts of a tiny `y` meet at a
+/// line boundary (else whether they write the same line would depend on where the allocator
+/// placed `y`).
+#[derive(Clone, Debug)]
+struct Buf {
+    v: Vec<f64>,
+    start: usize,
+    n: usize,
+}
+
+impl Buf {
+    fn new(n: usize, f: impl Fn(usize) -> f64) -> Buf {
+        let mut v = vec![0.0; n + 8];
+        let start = v.as_ptr().align_offset(64);
+        for (i, e) in v[start..start + n].iter_mut().enumerate() {
+            *e = f(i);
+        }
+        Buf { v, start, n }
+    }
+
+    fn get(&self) -> &[f64] {
+        &self.v[self.start..self.start + self.n]
+    }
+
+    fn get_mut(&mut self) -> &mut [f64] {
+        &mut self.v[self.start..self.start + self.n]
+    }
+}
+
+/// `x` and `y` of `n` elements.
+fn data(n: usize) -> (Buf, Buf) {
+    let x = Buf::new(n, |i| (i % 7) as f64 + 0.5);
+    let y = Buf::new(n, |i| (i % 5) as f64 - 1.0);
     (x, y)
 }
 
@@ -230,16 +268,17 @@ fn burst(form: Form, kernel: Kernel, rt: &Runtime, x: &[f64], y: &mut [f64], n: 
 fn check(rt: &Runtime) {
     for n in [16, 64, 1000, 1 << 20] {
         let (x, y0) = data(n);
-        let want_y: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y + A * x).collect();
-        let want_dot: f64 = x.iter().zip(&y0).map(|(x, y)| x * y).sum();
+        let (x, y0) = (x.get(), y0.get());
+        let want_y: Vec<f64> = y0.iter().zip(x).map(|(y, x)| y + A * x).collect();
+        let want_dot: f64 = x.iter().zip(y0).map(|(x, y)| x * y).sum();
         for form in Form::ALL {
-            let mut y = y0.clone();
-            burst(form, Kernel::Axpy, rt, &x, &mut y, 1);
+            let mut y = y0.to_vec();
+            burst(form, Kernel::Axpy, rt, x, &mut y, 1);
             assert_eq!(y, want_y, "{} axpy over {n}", form.name());
             let got = match form {
-                Form::Native => native_forms::dot(rt, &x, &y0),
-                Form::Iter | Form::IterInstall => rt.install(|| iter_forms::dot(&x, &y0)),
-                Form::RayonMain => rayon_forms::dot(&x, &y0),
+                Form::Native => native_forms::dot(rt, x, y0),
+                Form::Iter | Form::IterInstall => rt.install(|| iter_forms::dot(x, y0)),
+                Form::RayonMain => rayon_forms::dot(x, y0),
             };
             assert!(
                 (got - want_dot).abs() <= 1e-12 * want_dot.abs(),
@@ -253,15 +292,16 @@ fn check(rt: &Runtime) {
 /// The criterion measurements of every row, one group per row, named after `load`.
 fn criterion_rows(c: &mut Criterion, rt: &Runtime, load: &str, measure: Duration) {
     for row in ROWS {
-        let (x, y) = data(row.n);
+        let (x, mut y) = data(row.n);
         let mut g = c.benchmark_group(format!("{load}/{}", row.name()));
         g.sample_size(if row.tiny() { 20 } else { 10 })
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(measure);
         for form in Form::ALL {
-            let mut y = y.clone();
             g.bench_function(form.name(), |b| {
-                b.iter_custom(|iters| burst(form, row.kernel, rt, &x, &mut y, iters as usize))
+                b.iter_custom(|iters| {
+                    burst(form, row.kernel, rt, x.get(), y.get_mut(), iters as usize)
+                })
             });
         }
         g.finish();
@@ -272,23 +312,36 @@ fn criterion_rows(c: &mut Criterion, rt: &Runtime, load: &str, measure: Duration
 #[derive(Clone, Copy, Debug)]
 struct Rounds {
     rounds: usize,
+    /// How long one burst of calls should take.
     burst: Duration,
+    /// Bursts per round of each form on the asat runtime.
+    bursts: usize,
+    /// The pause between the asat forms and rayon.
     settle: Duration,
 }
 
-/// The interleaved measurements of one row: per form, the time per call of each round (in
-/// seconds).
+/// The forms on the asat runtime, interleaved burst by burst within a round.
+const ASAT_FORMS: [Form; 3] = [Form::Native, Form::Iter, Form::IterInstall];
+
+/// The interleaved measurements of one row: per form (in `Form::ALL`'s order), the time per
+/// call of each round, in seconds.
+///
+/// A round runs `how.bursts` bursts of each asat form, alternating (their first form
+/// rotates), after one untimed call that wakes the runtime's worker; then, after a pause that
+/// lets the asat worker go idle, one burst of `rayon_main` as long as one asat form's bursts
+/// together, and another pause. The asat forms share one runtime, so they need no pause
+/// between them, and their bursts lie within a millisecond of each other: a slow phase of the
+/// machine hits them alike.
 fn interleaved(rt: &Runtime, row: Row, how: Rounds) -> Vec<Vec<f64>> {
-    let (x, y) = data(row.n);
-    let mut ys = vec![y; Form::ALL.len()];
+    let (x, mut y) = data(row.n);
+    let (x, y) = (x.get(), y.get_mut());
     // Calls per burst: double until a burst takes a fifth of the target, then scale.
-    let calls: Vec<usize> = Form::ALL
+    let mut calls: Vec<usize> = Form::ALL
         .iter()
-        .zip(&mut ys)
-        .map(|(&form, y)| {
+        .map(|&form| {
             let mut n = 1;
             loop {
-                let t = burst(form, row.kernel, rt, &x, y, n);
+                let t = burst(form, row.kernel, rt, x, y, n);
                 if t >= how.burst / 5 || n >= 1 << 20 {
                     let per_call = t.as_secs_f64() / n as f64;
                     break ((how.burst.as_secs_f64() / per_call) as usize).max(1);
@@ -297,15 +350,26 @@ fn interleaved(rt: &Runtime, row: Row, how: Rounds) -> Vec<Vec<f64>> {
             }
         })
         .collect();
+    let rayon = Form::ALL.len() - 1;
+    calls[rayon] *= how.bursts;
     std::thread::sleep(how.settle);
     let mut times = vec![Vec::with_capacity(how.rounds); Form::ALL.len()];
     for round in 0..how.rounds {
-        for k in 0..Form::ALL.len() {
-            let i = (round + k) % Form::ALL.len();
-            let t = burst(Form::ALL[i], row.kernel, rt, &x, &mut ys[i], calls[i]);
-            times[i].push(t.as_secs_f64() / calls[i] as f64);
-            std::thread::sleep(how.settle);
+        let mut spent = [Duration::ZERO; ASAT_FORMS.len()];
+        burst(Form::Native, row.kernel, rt, x, y, 1);
+        for b in 0..how.bursts {
+            for k in 0..ASAT_FORMS.len() {
+                let i = (round + b + k) % ASAT_FORMS.len();
+                spent[i] += burst(ASAT_FORMS[i], row.kernel, rt, x, y, calls[i]);
+            }
         }
+        for (i, t) in spent.iter().enumerate() {
+            times[i].push(t.as_secs_f64() / (calls[i] * how.bursts) as f64);
+        }
+        std::thread::sleep(how.settle);
+        let t = burst(Form::RayonMain, row.kernel, rt, x, y, calls[rayon]);
+        times[rayon].push(t.as_secs_f64() / calls[rayon] as f64);
+        std::thread::sleep(how.settle);
     }
     times
 }
@@ -377,18 +441,21 @@ fn main() {
         Rounds {
             rounds: 1,
             burst: Duration::ZERO,
+            bursts: 1,
             settle: Duration::ZERO,
         }
     } else if has("--quick") {
         Rounds {
             rounds: 15,
-            burst: BURST / 2,
+            burst: BURST,
+            bursts: BURSTS / 2,
             settle: SETTLE / 2,
         }
     } else {
         Rounds {
             rounds: ROUNDS,
             burst: BURST,
+            bursts: BURSTS,
             settle: SETTLE,
         }
     };
