@@ -291,7 +291,11 @@ fn the_global_runtime_and_rayons_names() {
                 let p = r.expect_err("the panic must reach the caller");
                 let want = if left { "left side" } else { "right side" };
                 assert_eq!(message(&*p), want);
-                assert!(other_ran.load(Ordering::SeqCst), "the other side ran");
+                // `a` is always started (it is handed out first); `b` may be skipped once `a`
+                // has panicked, as in rayon when no other thread took it.
+                if !left {
+                    assert!(other_ran.load(Ordering::SeqCst), "the other side ran");
+                }
                 // still usable
                 assert_eq!(asat::join(|| 1, || 2), (1, 2));
                 assert_eq!((0..1000u64).into_par_iter().sum::<u64>(), 499_500);

@@ -224,9 +224,10 @@ impl Runtime {
 
     /// Runs `a` and `b`, in parallel when the policy gives the call a team of two or more
     /// (rayon's `join`): one loop region over two indices, one closure each, handed out
-    /// dynamically (the caller usually runs `a`). Returns both
-    /// results; a panic in either is re-raised here after both are done. Inside a region it
-    /// runs both inline, one after the other.
+    /// dynamically (the caller usually runs `a`). Returns both results. A panic in either is
+    /// re-raised here once the other side is done or skipped: `a` always runs, `b` may be
+    /// skipped if `a` panics before anyone took it (as in rayon). Inside a region it runs both
+    /// inline, one after the other.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -284,6 +285,7 @@ pub fn current_num_threads() -> usize {
 /// The calling thread's member index inside a parallel call or region (rayon's
 /// `current_thread_index`): `Some(i)` with `i < current_num_threads()`, and no two members
 /// running at the same time share an index; `None` outside parallel calls.
+#[inline]
 pub fn current_thread_index() -> Option<usize> {
     current::member().map(|m| m.index)
 }

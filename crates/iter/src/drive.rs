@@ -35,6 +35,7 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The split of `len` indices under `hints`.
+    #[inline]
     pub(crate) fn new(len: usize, hints: Hints) -> Plan {
         let block = hints.min_len.max(1);
         let blocks = len.div_ceil(block);

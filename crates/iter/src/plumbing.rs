@@ -65,6 +65,7 @@ pub struct Hints {
 impl Hints {
     /// The hints of two producers driven together (a zip): the larger minimum, the smaller
     /// maximum, the first explicit schedule.
+    #[inline]
     pub fn merge(self, other: Hints) -> Hints {
         let max_len = match (self.max_len, other.max_len) {
             (0, m) | (m, 0) => m,
