@@ -26,7 +26,9 @@
 //! ```
 
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
 
 use crate::current::{self, Member};
 use crate::{Builder, Error, Policy, Runtime, Schedule, WaitStrategy};
@@ -245,30 +247,18 @@ impl Runtime {
         self.parallel_for(0..2, Schedule::dynamic(1), |i| {
             // Each index runs exactly once, so each closure is taken exactly once.
             if i == 0 {
-                if let Some(a) = take(&a) {
-                    *lock(&ra) = Some(a());
+                if let Some(a) = a.lock().take() {
+                    *ra.lock() = Some(a());
                 }
-            } else if let Some(b) = take(&b) {
-                *lock(&rb) = Some(b());
+            } else if let Some(b) = b.lock().take() {
+                *rb.lock() = Some(b());
             }
         });
-        match (into_inner(ra), into_inner(rb)) {
+        match (ra.into_inner(), rb.into_inner()) {
             (Some(ra), Some(rb)) => (ra, rb),
             _ => unreachable!("a parallel loop over 0..2 that returned ran both indices"),
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn take<T>(m: &Mutex<Option<T>>) -> Option<T> {
-    lock(m).take()
-}
-
-fn into_inner<T>(m: Mutex<T>) -> T {
-    m.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The size of the current pool (rayon's `current_num_threads`): inside a parallel call, the
