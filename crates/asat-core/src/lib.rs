@@ -45,7 +45,7 @@ mod sys;
 mod team;
 mod wait;
 
-pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation};
+pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
 pub use builder::{parse_policy, Builder};
 pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};

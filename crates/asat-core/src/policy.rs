@@ -195,6 +195,10 @@ pub struct ProbeResult {
     /// How many members were given up on because their worker had not started within the
     /// probe's `give_up_after` (the passage is then at least that long).
     pub given_up: u32,
+    /// How many members entered the barrier within `give_up_after` of the first one (every
+    /// member when the probe had no limit): how many of the team's threads the machine ran
+    /// promptly, the starting thread included.
+    pub prompt: usize,
 }
 
 impl ProbeResult {
@@ -205,7 +209,19 @@ impl ProbeResult {
             passage,
             blocked,
             given_up: 0,
+            prompt: threads,
         }
+    }
+
+    /// The same result with `prompt` members on time (for tests of policy logic; at most
+    /// `threads`).
+    pub const fn with_prompt(mut self, prompt: usize) -> Self {
+        self.prompt = if prompt < self.threads {
+            prompt
+        } else {
+            self.threads
+        };
+        self
     }
 }
 

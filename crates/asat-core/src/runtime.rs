@@ -483,7 +483,7 @@ impl Runtime {
     }
 
     /// A timed barrier with `threads` members: the passage is the last member's exit minus the
-    /// first member's entry. With `give_up_after`, the starting thread (always the first in)
+    /// first member's entry. Workers created for it first run an empty, untimed team. With `give_up_after`, the starting thread (always the first in)
     /// waits at most that long for the workers to start; it then revokes the posts no worker
     /// has claimed (they count as arrived at the barrier, and the passage is reported as at
     /// least the time waited).
@@ -535,8 +535,17 @@ impl Runtime {
             team.barrier_with(WaitSite::Probe, || {});
             st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
         };
-        let began = Instant::now();
+        let created = ctl.workers.len();
         let n = self.ensure_workers(ctl, threads);
+        if ctl.workers.len() > created {
+            // A thread's creation is not a sign of load: let the new workers start (one empty
+            // team) before the timed barrier.
+            let warm = Instant::now();
+            if let Some(p) = self.execute(ctl, n, &|_: &Team<'_>| {}, Shape::Probe, warm) {
+                resume_unwind(p);
+            }
+        }
+        let began = Instant::now();
         // Members given up on keep the times of an earlier probe: mark every slot first.
         for m in 0..n {
             st.probe_enter[m].store(u64::MAX, Ordering::Relaxed);
@@ -565,11 +574,18 @@ impl Runtime {
         let passage = last_out
             .saturating_sub(first_in)
             .max(waited_ns.load(Ordering::Relaxed));
+        // Members given up on kept `u64::MAX`: never prompt.
+        let limit_ns = give_up_after.map_or(u64::MAX, |l| l.as_nanos() as u64);
+        let prompt = st.probe_enter[..n]
+            .iter()
+            .filter(|a| a.load(Ordering::Relaxed).saturating_sub(first_in) <= limit_ns)
+            .count();
         ProbeResult {
             threads: n,
             passage: Duration::from_nanos(passage),
             blocked: st.blocks.load(Ordering::Relaxed),
             given_up: given_up.load(Ordering::Relaxed),
+            prompt: if give_up_after.is_some() { prompt } else { n },
         }
     }
 

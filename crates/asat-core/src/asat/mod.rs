@@ -1,0 +1,608 @@
+//! ASAT, Automatic Self-Allocating Threads (Severance, Enbody, Petersen): a job probes the
+//! machine's load with a timed barrier before parallel regions and adjusts its own team size,
+//! with no central coordinator.
+//!
+//! No coordinator and no shared memory: jobs that use ASAT and jobs that do not (CPU hogs,
+//! fixed-thread programs) share the machine, and `k` ASAT jobs on `P` CPUs settle near `P`
+//! threads in total. [`Asat`] is a [`Policy`] like any other:
+//!
+//! ```
+//! use asat_core::{Asat, Runtime};
+//! use std::sync::Arc;
+//!
+//! let asat = Arc::new(Asat::new()); // or ASAT_POLICY=asat with Runtime::builder()
+//! let rt = Runtime::builder().max_threads(2).shared_policy(asat.clone()).build()?;
+//! rt.region(|team| team.barrier());
+//! for e in asat.history() {
+//!     // every evaluation: when, team sizes, timed passages, decision
+//!     println!("{:?} {} -> {} {:?}", e.at, e.threads_before, e.threads_after, e.decision);
+//! }
+//! # Ok::<(), asat_core::Error>(())
+//! ```
+//!
+//! Its settings ([`AsatConfig`]) have defaults that a program which cannot be recompiled can
+//! override with `ASAT_RULE`, `ASAT_EVAL_TIME`, `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`,
+//! `ASAT_GOOD_TRIG` and `ASAT_SAMPLES` ([`Asat::from_env`]; a bad value is an error that says
+//! what is allowed).
+//! `bash scripts/demo --policies fixed,asat --copies 1 --hogs 1 --trace` shows a job beside one
+//! CPU hog settling at one thread (`out/compare/asat_trace.{csv,svg}`).
+//!
+//! Two rules move the team size ([`Rule`]): asat's own (the default) and the paper's
+//! one-thread steps (`ASAT_RULE=paper`), kept for comparison. Both share the evaluations, the
+//! samples, the threshold, the bound and the growth probation described below; asat's rule
+//! comes first.
+//!
+//! # asat's rule: a share in a few evaluations at any machine size
+//!
+//! The paper's rule moves one thread per evaluation at best (two bad evaluations per drop):
+//! four jobs of 64 threads that start together on 64 CPUs need some 48 drops each, about 20 s
+//! of an oversubscribed machine, and a job left alone needs as long to grow back. asat's rule
+//! uses three things each evaluation already sees or the kernel offers, and jumps.
+//!
+//! **What an evaluation sees.** `T` the team size, `P` the machine's CPUs.
+//! - `prompt`: the mean, over the window's timed barriers, of the fraction of members that
+//!   entered within the threshold ([`ProbeResult::prompt`](crate::ProbeResult::prompt)): how
+//!   many of the team's threads the machine ran at once;
+//! - `wait`: the share of their runnable time the process's threads spent waiting for a CPU
+//!   since the last evaluation (`/proc/self/task/*/schedstat`). Under a fair scheduler, `N`
+//!   runnable threads on `P` CPUs each wait `1 - P/N` of the time, so `T (1 - wait)` is the
+//!   job's share `T P / N` of the machine;
+//! - `pressure`: the machine's PSI `some` stall share (`/proc/pressure/cpu`, else the cgroup's
+//!   `cpu.pressure`), and `idle`: the machine's idle share of CPU time (`/proc/stat`), both
+//!   as deltas over the interval.
+//!
+//! **The control law** (the pure functions of [`rule`], driven by [`AsatLogic`]):
+//! - *crowded* (a timed barrier was bad, or `wait > 5%`): `T := max(ceil(T/2), round(s))`
+//!   with `s = T min(prompt, 1 - wait)` (a tie rounds down; never more than `T`, never below
+//!   1); when that is no drop, the paper's step still applies (`bad_trig` bad evaluations
+//!   drop one thread), and a growth still on probation goes back to the size before it;
+//! - *room* (a good evaluation, pressure below 2%, `wait` below 2%, idle at least 5%):
+//!   `T := min(4T, bound, floor(T / (1 - idle)))`, on probation. Without an idle reading, a
+//!   growth probe of `min(2T, bound)` threads is run and as many as entered on time are kept;
+//! - otherwise the team keeps its size.
+//!
+//! **Why k jobs settle without oscillating.** Both moves are proportional, the same for every
+//! job: a fair scheduler gives every runnable thread the same `P/N`, so every crowded job sees
+//! the same `1 - wait` and takes the same fraction of its team, and the k new sizes sum to
+//! `N P / N = P`: the excess is removed in one step, not one thread per job per two intervals.
+//! Jobs that evaluate one after another see an excess already partly removed and remove only
+//! the rest (each step multiplies the excess by `(N - T_j)/N < 1`, never below zero), so the sum
+//! approaches `P` from above and does not overshoot. Growth is the mirror image: every job that
+//! sees the same idle share `i` grows by the same factor `1/(1 - i)`, and their busy CPUs
+//! `(1 - i) P` become `P`. The two moves cannot chase each other: a job grows only when nobody
+//! waits (pressure and its own wait below the thresholds) and shrinks only when its threads
+//! wait, and the dead band between them (`wait` between 2% and 5%, idle under 5%) is where a
+//! settled machine sits. The halving limit keeps one noisy reading (a burst of waits while
+//! every other job also shrinks) from emptying the machine, at the cost of one more evaluation
+//! for an excess above 2x. What the law does not do is equalize jobs that already sum to `P`:
+//! proportional moves keep their ratio, so jobs that start together (equal by symmetry) stay
+//! fair, while a job that arrives later settles below the earlier ones (`asat_sim`'s
+//! staggered rows show by how much).
+//!
+//! The simulator [`sim`] drives this logic on a model of a time-sharing machine;
+//! `examples/asat_sim.rs` runs the scenarios and BENCHMARKS.md has the figures.
+//!
+//! # The paper's algorithm (section 5)
+//!
+//! At most once per `eval_interval`, at a region start, ASAT evaluates: it judges the passage
+//! of timed barriers with the current team size `T` (first thread in to last thread out):
+//!
+//! - passage above the bad-time threshold: `bad_count += 1`, `good_count = 0`; otherwise
+//!   `good_count += 1`, `bad_count = 0`;
+//! - `bad_count >= bad_trig` and `T > 1`: drop one thread;
+//! - `good_count >= good_trig` and `T < bound`: "dip a toe in the water": one more timed
+//!   barrier with `T + 1` threads; keep the extra thread only if that barrier was good (the
+//!   paper's pseudo-code compares against `ASAT_EVAL_TIME` there; it means the bad-time
+//!   threshold).
+//!
+//! All other region starts return the current size at the cost of one clock read. A team of
+//! one has nothing to time, so its evaluation counts as good without a barrier. The size only
+//! changes at region starts.
+//!
+//! # Samples: one evaluation, several timed barriers
+//!
+//! The paper times one barrier per evaluation. On its machine, threads spun and held their
+//! CPUs for whole time slices, so with more threads than CPUs some team thread was nearly
+//! always off a CPU and one barrier saw it. Here a waiting thread yields, and the thread that
+//! is off a CPU is as often the other job's: with one CPU hog beside a 2-thread job on 2 CPUs,
+//! half of single timed barriers pass in microseconds (measured; see BENCHMARKS.md), so two
+//! bad evaluations in a row (the drop trigger) come late and by chance. An evaluation therefore
+//! judges the *worst* of up to [`AsatConfig::samples`] timed barriers spread over its interval:
+//! one at the evaluation itself when none was taken yet (so the first region start evaluates at
+//! once, as in the paper), and one every `eval_interval / samples` in between. Under the
+//! paper's rule sampling stops at the first bad one (the verdict is then known, and further
+//! samples would only cost); asat's rule takes them all, since it averages how many members
+//! were on time. The toe dip stays one barrier, as in the paper.
+//!
+//! # Backing off from toe dips that fail
+//!
+//! On a crowded machine a toe dip can pass by luck (a woken thread briefly gets a CPU ahead of
+//! the running ones), and the thread it adds is dropped again two evaluations later, after
+//! paying for bad barriers. Two rules bound that cost:
+//!
+//! - a growth is on probation until an evaluation with the larger team is good: a bad one
+//!   undoes it at once, without waiting for `bad_trig` bad evaluations in a row (the toe dip
+//!   was one barrier; the evaluation after it is the first verdict on the larger team over a
+//!   whole interval, and the team it replaced had a record of good ones);
+//! - when a growth is undone within `bad_trig + 1` evaluations, the good evaluations needed
+//!   before the next toe dip double (`good_trig << backoff`, at most [`MAX_BACKOFF`]
+//!   doublings); a growth that holds resets it.
+//!
+//! Without them, k jobs on a full machine keep oscillating, each spending a third of its
+//! evaluations one thread too large (measured with 3 copies on 2 CPUs before probation: 5-6 of
+//! 16 evaluations); with them they settle (item 5 of the design).
+//!
+//! A timed barrier only needs to tell whether its passage exceeds the threshold, so it is
+//! run with [`Plan::probe_within`] the threshold: a member whose worker has not started by
+//! then is revoked and the barrier counts as bad at once. A probe therefore never costs more
+//! than the threshold, even on a crowded machine where the missing thread would come back
+//! only after a time slice.
+//!
+//! # The bad-time threshold
+//!
+//! The paper reports three orders of magnitude between the passage of a balanced barrier
+//! (every thread running: microseconds) and of an imbalanced one (a thread descheduled: the
+//! waiters spin out and block, and the passage lasts until the OS runs it again, tens of
+//! microseconds to a time slice). Unless set by hand, the threshold is derived from the
+//! passages ASAT itself measures: `max(BAD_FACTOR x baseline, MIN_BAD_TIME)`, where the
+//! baseline is the smallest passage of the last [`BASELINE_WINDOW`] timed barriers with two or
+//! more threads (the smallest of a window is a balanced passage even on a loaded machine, as
+//! long as one barrier in the window ran with all its threads on a CPU). Before any barrier
+//! has been timed, [`DEFAULT_BAD_TIME`] is used.
+//!
+//! The floor, [`MIN_BAD_TIME`] = 250 us, sits between the two scales an operating system
+//! puts between a balanced barrier and a late thread. An idle worker parks after its spin
+//! (50 us by default), and waking a parked thread costs a futex wake (~30 us across vCPUs on
+//! a VM, 5-10 us on bare metal): a barrier that had to wake a worker is not a sign of load.
+//! A thread that is off a CPU because another is running there comes back only at the next
+//! scheduling decision, a time slice later (Linux CFS/EEVDF: 0.75-4 ms). On this machine
+//! balanced passages measure 0.3-40 us and passages with a CPU hog beside the team 1-4 ms.
+//! The derived threshold is also capped at [`MAX_BAD_TIME`] = 1 ms: a job started on a crowded
+//! machine measures only slow passages, and 20 times the smallest of those would call every
+//! passage good.
+//!
+//! # The bound
+//!
+//! The team never exceeds what the process may really use: the runtime's `max_threads`, the
+//! CPU affinity mask and the cgroup CPU quota (`cpu.max`), re-read at each evaluation (as Go
+//! 1.25 does for GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
+
+mod logic;
+mod pressure;
+pub mod rule;
+pub mod sim;
+
+pub use logic::{AsatLogic, Machine, Step, FIRST_SAMPLES};
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::{Error, Plan, Policy, RegionStart, RuntimeInfo};
+use pressure::{CpuIdle, CpuPressure, CpuWait};
+
+/// Multiple of the balanced passage above which a passage is bad.
+pub const BAD_FACTOR: u32 = 20;
+/// The derived threshold is never below this (see the [module docs](crate::asat)).
+pub const MIN_BAD_TIME: Duration = Duration::from_micros(250);
+/// The threshold used before any passage was measured.
+pub const DEFAULT_BAD_TIME: Duration = MIN_BAD_TIME;
+/// How many recent passages the baseline is the minimum of.
+pub const BASELINE_WINDOW: usize = 32;
+/// The derived threshold is never above this (see the [module docs](crate::asat)).
+pub const MAX_BAD_TIME: Duration = Duration::from_millis(1);
+/// Toe dips wait at most `good_trig << MAX_BACKOFF` good evaluations.
+pub const MAX_BACKOFF: u32 = 3;
+/// How many evaluations [`Asat::history`] keeps (the oldest are dropped).
+pub const HISTORY_LIMIT: usize = 100_000;
+
+/// ASAT's settings. See the [module docs](crate::asat) for their meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsatConfig {
+    /// At most one evaluation per this interval. Default 200 ms: with the default triggers
+    /// (two bad evaluations drop a thread) a job sheds a thread within ~0.4 s of the machine
+    /// filling up, and its probes (`samples` timed barriers per interval, each a few
+    /// microseconds on a quiet machine and cut off at the bad-time threshold on a crowded
+    /// one) cost at most `samples x 250 us` per 200 ms, 0.5% of its time.
+    pub eval_interval: Duration,
+    /// Timed barriers per evaluation, spread over the interval; the worst is judged. Default
+    /// 4. 1 is the paper's algorithm.
+    pub samples: u32,
+    /// The bad-passage threshold; `None` derives it from measured passages.
+    pub bad_time: Option<Duration>,
+    /// Consecutive bad evaluations that drop a thread. Default 2.
+    pub bad_trig: u32,
+    /// Consecutive good evaluations before trying one more thread. Default 3.
+    pub good_trig: u32,
+    /// How the team size moves: asat's rule (the default) or the paper's one-thread steps.
+    pub rule: Rule,
+}
+
+/// How ASAT moves the team size (see the [module docs](crate::asat)).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The paper's: one thread at a time, after `bad_trig` bad evaluations in a row or
+    /// `good_trig` good ones (with this crate's samples, probation and back-off).
+    Paper,
+    /// asat's: jump to the share the probes showed, grow by doubling probes when the CPU
+    /// pressure shows room; the paper's step as a fallback.
+    #[default]
+    Asat,
+}
+
+impl Rule {
+    /// `paper` or `asat` (as `ASAT_RULE` takes them).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Rule::Paper => "paper",
+            Rule::Asat => "asat",
+        }
+    }
+
+    /// Parses `paper` or `asat` (case-insensitive).
+    pub fn parse(v: &str) -> Option<Rule> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "paper" => Some(Rule::Paper),
+            "asat" => Some(Rule::Asat),
+            _ => None,
+        }
+    }
+}
+
+impl Default for AsatConfig {
+    fn default() -> Self {
+        Self {
+            eval_interval: Duration::from_millis(200),
+            samples: 4,
+            bad_time: None,
+            bad_trig: 2,
+            good_trig: 3,
+            rule: Rule::Asat,
+        }
+    }
+}
+
+/// What an evaluation decided.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// The team size stays.
+    Keep,
+    /// One thread fewer.
+    Drop,
+    /// The toe-dip barrier with one more thread was good: one thread more.
+    Grow,
+    /// The toe-dip barrier was bad: the team size stays.
+    RejectGrow,
+    /// The bound (affinity mask, CPU quota) fell below the team size: clamped to it.
+    Clamp,
+}
+
+impl Decision {
+    /// A short lower-case name (`keep`, `drop`, `grow`, `reject-grow`, `clamp`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Decision::Keep => "keep",
+            Decision::Drop => "drop",
+            Decision::Grow => "grow",
+            Decision::RejectGrow => "reject-grow",
+            Decision::Clamp => "clamp",
+        }
+    }
+}
+
+/// One evaluation, as [`Asat::history`] records it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evaluation {
+    /// When, since the first region start the policy saw.
+    pub at: Duration,
+    /// Team size before the evaluation.
+    pub threads_before: usize,
+    /// Team size after it.
+    pub threads_after: usize,
+    /// Passage of the timed barrier with the current size (`None` for a team of one).
+    pub passage: Option<Duration>,
+    /// Passage of the toe-dip barrier, if one was run.
+    pub toe_passage: Option<Duration>,
+    /// The share the window's timed barriers showed: the team size times the mean fraction of
+    /// members that entered on time (`None` for a team of one).
+    pub share: Option<f64>,
+    /// The CPU pressure since the previous evaluation (`None` where the kernel has none).
+    pub pressure: Option<f64>,
+    /// The share of runnable time the process's threads waited for a CPU since the previous
+    /// evaluation (`None` where the kernel does not say).
+    pub wait: Option<f64>,
+    /// The bad-time threshold in force.
+    pub bad_time: Duration,
+    /// The bound in force.
+    pub bound: usize,
+    /// What was decided.
+    pub decision: Decision,
+}
+
+/// The ASAT policy. Keep an `Arc<Asat>` to read [`history`](Asat::history) and
+/// [`threads`](Asat::threads) while the runtime runs.
+///
+/// ```
+/// use asat_core::{Asat, Runtime, Schedule};
+/// use std::sync::Arc;
+///
+/// let asat = Arc::new(Asat::new());
+/// let rt = Runtime::builder().max_threads(2).shared_policy(asat.clone()).build()?;
+/// let start = std::time::Instant::now();
+/// while start.elapsed() < std::time::Duration::from_millis(300) {
+///     rt.parallel_for(0..1000, Schedule::Static, |_| {});
+/// }
+/// assert!((1..=2).contains(&asat.threads()));
+/// // One evaluation per 200 ms, each judging the worst of 4 timed barriers.
+/// let history = asat.history();
+/// assert!((1..=2).contains(&history.len()), "{history:?}");
+/// # Ok::<(), asat_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Asat {
+    state: Mutex<State>,
+    /// Apart from `state`, which every region start takes: copying a long history for a
+    /// reader then holds up only the next evaluation, not every region start.
+    history: Mutex<VecDeque<Evaluation>>,
+}
+
+#[derive(Debug)]
+struct State {
+    logic: Option<AsatLogic>,
+    config: AsatConfig,
+    pressure: Option<CpuPressure>,
+    wait: Option<CpuWait>,
+    idle: Option<CpuIdle>,
+}
+
+impl Default for Asat {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Asat {
+    /// ASAT with the default settings.
+    pub fn new() -> Self {
+        Self::with_config(AsatConfig::default())
+    }
+
+    /// ASAT with `config` (checked when the runtime is built).
+    pub fn with_config(config: AsatConfig) -> Self {
+        Self {
+            state: Mutex::new(State {
+                logic: None,
+                config,
+                pressure: None,
+                wait: None,
+                idle: None,
+            }),
+            history: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// ASAT with the defaults overridden by `ASAT_EVAL_TIME`, `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`,
+    /// `ASAT_GOOD_TRIG` and `ASAT_SAMPLES` (times in seconds, or with a `ms`/`us` suffix; `ASAT_BAD_TIME=auto`
+    /// derives it).
+    pub fn from_env() -> Result<Self, Error> {
+        Self::from_env_with(&crate::builder::env_var)
+    }
+
+    pub(crate) fn from_env_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        let mut c = AsatConfig::default();
+        if let Some(v) = env("ASAT_RULE") {
+            c.rule = Rule::parse(&v)
+                .ok_or_else(|| Error::env("ASAT_RULE", &v, "must be asat or paper"))?;
+        }
+        if let Some(v) = env("ASAT_EVAL_TIME") {
+            c.eval_interval = parse_duration(&v)
+                .ok_or_else(|| Error::env("ASAT_EVAL_TIME", &v, DURATION_ALLOWED))?;
+        }
+        if let Some(v) = env("ASAT_BAD_TIME") {
+            c.bad_time = if v.trim().eq_ignore_ascii_case("auto") {
+                None
+            } else {
+                Some(parse_duration(&v).ok_or_else(|| {
+                    Error::env(
+                        "ASAT_BAD_TIME",
+                        &v,
+                        "must be auto or a positive time from 1ns to 1000000s, such as 0.0001, \
+                         100us or 0.1ms",
+                    )
+                })?)
+            };
+        }
+        for (key, slot) in [
+            ("ASAT_BAD_TRIG", &mut c.bad_trig),
+            ("ASAT_GOOD_TRIG", &mut c.good_trig),
+            ("ASAT_SAMPLES", &mut c.samples),
+        ] {
+            if let Some(v) = env(key) {
+                *slot = v
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| (1..=1000).contains(&n))
+                    .ok_or_else(|| {
+                        Error::env(key, &v, "must be a whole number between 1 and 1000")
+                    })?;
+            }
+        }
+        Ok(Self::with_config(c))
+    }
+
+    /// The settings.
+    pub fn config(&self) -> AsatConfig {
+        self.state.lock().config
+    }
+
+    /// The current team size (the runtime's `max_threads` before the first region).
+    pub fn threads(&self) -> usize {
+        self.state
+            .lock()
+            .logic
+            .as_ref()
+            .map_or(0, AsatLogic::threads)
+    }
+
+    /// Every evaluation so far (the last [`HISTORY_LIMIT`]), oldest first.
+    pub fn history(&self) -> Vec<Evaluation> {
+        self.history.lock().iter().copied().collect()
+    }
+}
+
+const DURATION_ALLOWED: &str = "must be a positive time from 1ns to 1000000s, in seconds (0.1) \
+     or with a unit (100ms, 500us)";
+
+/// Parses `0.1`, `0.1s`, `100ms`, `500us`.
+fn parse_duration(v: &str) -> Option<Duration> {
+    let t = v.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    let secs = x * scale;
+    // At least a nanosecond: a value that rounds to zero is as wrong as 0.
+    (1e-9..1e6)
+        .contains(&secs)
+        .then(|| Duration::from_secs_f64(secs))
+}
+
+impl Policy for Asat {
+    fn name(&self) -> &str {
+        "asat"
+    }
+
+    fn attach(&self, rt: &RuntimeInfo) -> Result<(), Error> {
+        let mut st = self.state.lock();
+        let c = st.config;
+        if c.bad_trig == 0 || c.good_trig == 0 || c.samples == 0 {
+            return Err(Error::policy(
+                "asat",
+                format!(
+                    "bad_trig {}, good_trig {}, samples {}: each must be at least 1",
+                    c.bad_trig, c.good_trig, c.samples
+                ),
+            ));
+        }
+        if c.eval_interval.is_zero() {
+            return Err(Error::policy("asat", "eval_interval 0: must be positive"));
+        }
+        if st.logic.is_some() {
+            return Err(Error::policy(
+                "asat",
+                "this Asat is already attached to a runtime: each runtime needs its own",
+            ));
+        }
+        st.logic = Some(AsatLogic::new(c, rt.max_threads));
+        st.pressure = (c.rule == Rule::Asat).then(CpuPressure::open);
+        st.wait = (c.rule == Rule::Asat).then(CpuWait::default);
+        st.idle = (c.rule == Rule::Asat).then(CpuIdle::default);
+        Ok(())
+    }
+
+    fn plan(&self, start: &RegionStart) -> Plan {
+        let mut st = self.state.lock();
+        let State {
+            logic,
+            pressure,
+            wait,
+            idle,
+            ..
+        } = &mut *st;
+        let Some(logic) = logic.as_mut() else {
+            return Plan::run(start.max_threads);
+        };
+        let max = start.max_threads;
+        let step = logic.step(start.now, start.probe, || Machine {
+            bound: start.cpu_budget().min(max),
+            pressure: pressure.as_mut().and_then(|p| p.sample(start.now)),
+            wait: wait.as_mut().and_then(CpuWait::sample),
+            idle: idle.as_mut().and_then(CpuIdle::sample),
+        });
+        drop(st);
+        if let Some(e) = step.evaluation {
+            let mut history = self.history.lock();
+            if history.len() == HISTORY_LIMIT {
+                history.pop_front();
+            }
+            history.push_back(e);
+        }
+        step.plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Duration = Duration::from_micros(1);
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn env_settings_and_errors() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let a = Asat::from_env_with(&env(&[
+            ("ASAT_EVAL_TIME", "250ms"),
+            ("ASAT_BAD_TIME", "50us"),
+            ("ASAT_BAD_TRIG", "3"),
+            ("ASAT_GOOD_TRIG", "4"),
+            ("ASAT_SAMPLES", "2"),
+            ("ASAT_RULE", "Paper"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            a.config(),
+            AsatConfig {
+                eval_interval: 250 * MS,
+                samples: 2,
+                bad_time: Some(50 * US),
+                bad_trig: 3,
+                good_trig: 4,
+                rule: Rule::Paper,
+            }
+        );
+        let e = Asat::from_env_with(&env(&[("ASAT_RULE", "fast")])).unwrap_err();
+        assert!(e.to_string().contains("must be asat or paper"), "{e}");
+        assert_eq!(
+            Asat::from_env_with(&env(&[])).unwrap().config().rule,
+            Rule::Asat
+        );
+        let e = Asat::from_env_with(&env(&[("ASAT_EVAL_TIME", "soon")])).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "environment variable ASAT_EVAL_TIME=\"soon\" is invalid: must be a positive time"
+            ),
+            "{e}"
+        );
+        // A time that rounds to zero is an error naming the variable, not an attach error.
+        let e = Asat::from_env_with(&env(&[("ASAT_EVAL_TIME", "1e-10")])).unwrap_err();
+        assert!(e.to_string().contains("ASAT_EVAL_TIME"), "{e}");
+        let e = Asat::from_env_with(&env(&[("ASAT_BAD_TRIG", "0")])).unwrap_err();
+        assert!(e.to_string().contains("between 1 and 1000"), "{e}");
+        let e = Asat::from_env_with(&env(&[("ASAT_SAMPLES", "x")])).unwrap_err();
+        assert!(e.to_string().contains("ASAT_SAMPLES"), "{e}");
+        assert!(Asat::from_env_with(&env(&[("ASAT_BAD_TIME", "auto")]))
+            .unwrap()
+            .config()
+            .bad_time
+            .is_none());
+    }
+}

@@ -1,0 +1,224 @@
+//! What the kernel says about CPU contention, read as deltas between two evaluations (never
+//! the kernel's 10 s averages, which lag by seconds):
+//!
+//! - CPU pressure (Linux PSI): the share of time in which some runnable thread of the machine
+//!   waited for a CPU, from the `some ... total=` counter ([`CpuPressure`]);
+//! - the process's own run-queue wait: each thread's `/proc/self/task/*/schedstat` gives its
+//!   CPU time and the time it was runnable but waiting for a CPU; their sums over the
+//!   process give the share of its runnable time the job was kept waiting ([`CpuWait`]).
+//!   Reading it costs one small file per thread (about 5 us each), once per evaluation;
+//! - the machine's idle CPU time, from the first line of `/proc/stat` ([`CpuIdle`]).
+//!
+//! The system-wide file `/proc/pressure/cpu` is used, else the process's cgroup
+//! `cpu.pressure` (cgroup v2), else none: kernels built without PSI or booted with `psi=0`
+//! have neither, and the rule then waits `good_trig` good evaluations before growing.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Reads the CPU pressure counter and turns two readings into a stall fraction.
+#[derive(Debug)]
+pub(crate) struct CpuPressure {
+    path: Option<PathBuf>,
+    last: Option<(u64, Instant)>,
+}
+
+impl CpuPressure {
+    /// Finds a readable pressure file (none: every sample is `None`).
+    pub(crate) fn open() -> Self {
+        let path = candidates().into_iter().find(|p| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| some_total_us(&t))
+                .is_some()
+        });
+        Self { path, last: None }
+    }
+
+    /// The stall fraction since the previous call (`None` on the first call, without a file,
+    /// or when the file cannot be read).
+    pub(crate) fn sample(&mut self, now: Instant) -> Option<f64> {
+        let text = std::fs::read_to_string(self.path.as_ref()?).ok()?;
+        let total = some_total_us(&text)?;
+        let prev = self.last.replace((total, now))?;
+        Some(stall_fraction(prev, (total, now)))
+    }
+}
+
+/// The process's threads' run-queue wait.
+#[derive(Debug, Default)]
+pub(crate) struct CpuWait {
+    last: Option<(u64, u64)>,
+}
+
+impl CpuWait {
+    /// The share of runnable time the process's threads waited for a CPU since the previous
+    /// call (`None` on the first call or where `schedstat` is missing).
+    pub(crate) fn sample(&mut self) -> Option<f64> {
+        let mut total = (0u64, 0u64);
+        let mut any = false;
+        for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+            let text = std::fs::read_to_string(e.path().join("schedstat")).ok();
+            if let Some((run, wait)) = text.as_deref().and_then(schedstat) {
+                total = (total.0.saturating_add(run), total.1.saturating_add(wait));
+                any = true;
+            }
+        }
+        if !any {
+            return None;
+        }
+        let prev = self.last.replace(total)?;
+        Some(wait_fraction(prev, total))
+    }
+}
+
+/// `run_ns wait_ns timeslices` of a `schedstat` file.
+pub(crate) fn schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_whitespace();
+    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+}
+
+/// Run-queue wait over runnable time between two `(run, wait)` totals, in `[0, 1]` (0 when
+/// nothing ran; totals that fell, as when a thread exited, count as no change).
+pub(crate) fn wait_fraction(prev: (u64, u64), now: (u64, u64)) -> f64 {
+    let run = now.0.saturating_sub(prev.0) as f64;
+    let wait = now.1.saturating_sub(prev.1) as f64;
+    if run + wait <= 0.0 {
+        0.0
+    } else {
+        wait / (run + wait)
+    }
+}
+
+/// The machine's idle share of CPU time.
+#[derive(Debug, Default)]
+pub(crate) struct CpuIdle {
+    last: Option<(u64, u64)>,
+}
+
+impl CpuIdle {
+    /// The idle share of all CPUs' time since the previous call (`None` on the first).
+    pub(crate) fn sample(&mut self) -> Option<f64> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        let now = stat_idle_total(&text)?;
+        let prev = self.last.replace(now)?;
+        let total = now.1.saturating_sub(prev.1);
+        Some(if total == 0 {
+            0.0
+        } else {
+            (now.0.saturating_sub(prev.0) as f64 / total as f64).min(1.0)
+        })
+    }
+}
+
+/// `(idle + iowait, user + nice + system + idle + iowait + irq + softirq + steal)` of the
+/// aggregate `cpu` line of `/proc/stat`, in clock ticks.
+pub(crate) fn stat_idle_total(text: &str) -> Option<(u64, u64)> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    (f.len() == 8).then(|| (f[3] + f[4], f.iter().sum()))
+}
+
+fn candidates() -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from("/proc/pressure/cpu")];
+    if let Ok(cg) = std::fs::read_to_string("/proc/self/cgroup") {
+        if let Some(rel) = cg.lines().find_map(|l| l.strip_prefix("0::")) {
+            v.push(PathBuf::from(format!(
+                "/sys/fs/cgroup{}/cpu.pressure",
+                rel.trim()
+            )));
+        }
+    }
+    v
+}
+
+/// The `total=` of the `some` line, in microseconds.
+pub(crate) fn some_total_us(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// Stall time between two readings over the wall time between them, in `[0, 1]`.
+pub(crate) fn stall_fraction(prev: (u64, Instant), now: (u64, Instant)) -> f64 {
+    let wall = now.1.saturating_duration_since(prev.1).as_micros() as f64;
+    if wall <= 0.0 {
+        return 0.0;
+    }
+    (now.0.saturating_sub(prev.0) as f64 / wall).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn parses_the_some_total() {
+        let t = "some avg10=0.00 avg60=0.55 avg300=5.60 total=1276105792\n\
+                 full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(some_total_us(t), Some(1_276_105_792));
+        assert_eq!(some_total_us("full avg10=0 total=5\n"), None);
+        assert_eq!(some_total_us("some avg10=0.00 total=x\n"), None);
+        assert_eq!(some_total_us(""), None);
+    }
+
+    #[test]
+    fn the_fraction_is_the_delta_over_the_interval() {
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_millis(200);
+        assert_eq!(stall_fraction((1000, t0), (1000 + 50_000, t1)), 0.25);
+        assert_eq!(
+            stall_fraction((1000, t0), (900, t1)),
+            0.0,
+            "a counter reset"
+        );
+        assert_eq!(stall_fraction((0, t0), (10_000_000, t1)), 1.0);
+        assert_eq!(stall_fraction((0, t1), (5, t0)), 0.0);
+    }
+
+    #[test]
+    fn the_wait_share_of_runnable_time() {
+        assert_eq!(schedstat("1000 3000 7\n"), Some((1000, 3000)));
+        assert_eq!(schedstat("x 1 2"), None);
+        assert_eq!(wait_fraction((0, 0), (3000, 1000)), 0.25);
+        assert_eq!(wait_fraction((5, 5), (5, 5)), 0.0);
+        assert_eq!(wait_fraction((9000, 9000), (1000, 1000)), 0.0);
+        let mut w = CpuWait::default();
+        assert_eq!(w.sample(), None);
+        if let Some(f) = w.sample() {
+            assert!((0.0..=1.0).contains(&f));
+        }
+    }
+
+    #[test]
+    fn the_idle_share_of_the_machine() {
+        let t = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        assert_eq!(stat_idle_total(t), Some((850, 1000)));
+        assert_eq!(stat_idle_total("cpu  1 2 3\n"), None);
+        assert_eq!(stat_idle_total("intr 5\n"), None);
+        let mut c = CpuIdle::default();
+        assert_eq!(c.sample(), None);
+        if let Some(f) = c.sample() {
+            assert!((0.0..=1.0).contains(&f));
+        }
+    }
+
+    #[test]
+    fn the_first_sample_has_nothing_to_compare() {
+        let mut p = CpuPressure::open();
+        let t0 = Instant::now();
+        assert_eq!(p.sample(t0), None);
+        // On a kernel with PSI, the second sample is a fraction; without, still None.
+        if let Some(f) = p.sample(t0 + Duration::from_millis(1)) {
+            assert!((0.0..=1.0).contains(&f));
+        }
+    }
+}

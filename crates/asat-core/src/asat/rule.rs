@@ -1,0 +1,210 @@
+//! The decisions of asat's own rule ([`Rule::Asat`](super::Rule::Asat)) as pure functions of
+//! what an evaluation saw. [`AsatLogic`](super::AsatLogic) calls them; the simulator
+//! ([`sim`](super::sim)) drives that same logic. The control law and the argument for it are in
+//! the [module docs](super).
+
+/// CPU pressure below this fraction of the interval (system-wide `some` stall time over
+/// busy time) means the machine has room: growth needs one good evaluation instead of
+/// `good_trig`. At or above it, the team does not grow.
+pub const PRESSURE_ROOM: f64 = 0.02;
+/// A job whose threads waited for a CPU more than this share of their runnable time is
+/// crowded, whatever its timed barriers showed.
+pub const WAIT_CROWDED: f64 = 0.05;
+/// Growth also needs the job's threads to have waited less than this share (when known).
+pub const WAIT_ROOM: f64 = 0.02;
+
+/// Whether the job's run-queue wait alone shows a crowded machine.
+pub fn crowded_by_wait(wait: Option<f64>) -> bool {
+    wait.is_some_and(|w| w > WAIT_CROWDED)
+}
+
+/// The number of the team's threads the machine ran at once, from what the evaluation saw:
+/// `threads` times the smaller of the mean fraction of members on time in the timed barriers
+/// (`prompt`) and the share of runnable time the threads were not kept waiting (`1 - wait`).
+/// `None` when neither is known.
+pub fn share(threads: usize, prompt: Option<f64>, wait: Option<f64>) -> Option<f64> {
+    let by_wait = wait.map(|w| 1.0 - w.clamp(0.0, 1.0));
+    let f = match (prompt, by_wait) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some(threads as f64 * f.clamp(0.0, 1.0))
+}
+
+/// The team size after a crowded evaluation: the share the evaluation showed, `round(share)`
+/// (a tie rounds down), never more than the team had, never below one, and never below half
+/// the team (a noisy estimate taken while other jobs shrink too cannot empty the machine). `share` is the team size times the
+/// mean fraction of members that entered the timed barriers promptly, that is the number of
+/// the team's threads the machine ran at once.
+pub fn share_target(threads: usize, share: f64) -> usize {
+    let share = if share.is_finite() {
+        share.max(0.0)
+    } else {
+        0.0
+    };
+    // round half down: on a tie the machine showed no more than that many
+    let rounded = (share - 0.5).ceil().max(0.0) as usize;
+    rounded.max(threads.div_ceil(2)).clamp(1, threads.max(1))
+}
+
+/// Idle CPU time below this share of the machine is not room to grow into (a job's own
+/// barrier waits leave some).
+pub const IDLE_ROOM: f64 = 0.05;
+/// A growth into idle CPUs at most multiplies the team by this.
+pub const MAX_GROWTH: usize = 4;
+
+/// The team size that takes this team's part of the machine's idle CPUs: the busy CPUs grow
+/// into the idle ones in proportion, `threads / (1 - idle)` (so k jobs that see the same idle
+/// share together fill the machine), rounded down, at most [`MAX_GROWTH`] times the team
+/// and the bound; `None` when that is no growth or the idle share is below [`IDLE_ROOM`].
+pub fn idle_target(threads: usize, idle: f64, bound: usize) -> Option<usize> {
+    // NaN is no room
+    if idle.is_nan() || idle < IDLE_ROOM {
+        return None;
+    }
+    let busy = (1.0 - idle.min(1.0)).max(1.0 / MAX_GROWTH as f64);
+    let t = ((threads as f64 / busy).floor() as usize)
+        .min(threads.saturating_mul(MAX_GROWTH))
+        .min(bound);
+    (t > threads).then_some(t)
+}
+
+/// The size of the growth probe (a timed barrier with more threads than the team has): twice
+/// the team, within the bound, and at least one more thread.
+pub fn dip_size(threads: usize, bound: usize) -> usize {
+    threads.saturating_mul(2).min(bound).max(threads + 1)
+}
+
+/// The team size after a growth probe in which `prompt` members entered on time: that many,
+/// if it is more than the team had (the machine ran them at once), else no growth.
+pub fn grow_target(threads: usize, prompt: usize, probed: usize) -> Option<usize> {
+    let t = prompt.min(probed);
+    (t > threads).then_some(t)
+}
+
+/// Good evaluations in a row needed before a growth probe, or `None` while the machine shows
+/// CPU pressure or the job's threads waited for CPUs: 1 when the pressure showed room,
+/// `good_trig` when it is unknown; each doubled `backoff` times (growths that did not hold).
+pub fn growth_wait(
+    pressure: Option<f64>,
+    wait: Option<f64>,
+    good_trig: u32,
+    backoff: u32,
+) -> Option<u32> {
+    if wait.is_some_and(|w| w.is_nan() || w >= WAIT_ROOM) {
+        return None;
+    }
+    let base = match pressure {
+        Some(p) if p.is_nan() || p >= PRESSURE_ROOM => return None,
+        Some(_) => 1,
+        None => good_trig.max(1),
+    };
+    Some(base.saturating_mul(1 << backoff.min(31)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_target_rounds_half_down_within_one_and_the_team() {
+        assert_eq!(share_target(64, 40.0), 40);
+        assert_eq!(share_target(64, 40.5), 40);
+        assert_eq!(share_target(64, 40.51), 41);
+        assert_eq!(share_target(64, 16.0), 32, "at most halved");
+        assert_eq!(
+            share_target(2, 1.5),
+            1,
+            "beside a hog on 2 CPUs: 4/3 threads -> 1"
+        );
+        assert_eq!(share_target(2, 1.75), 2);
+        assert_eq!(share_target(8, 0.2), 4);
+        assert_eq!(share_target(1, 0.2), 1);
+        assert_eq!(share_target(8, 100.0), 8, "never grows");
+        assert_eq!(share_target(8, f64::NAN), 4);
+        assert_eq!(share_target(0, 3.0), 1);
+    }
+
+    #[test]
+    fn dip_doubles_within_the_bound() {
+        assert_eq!(dip_size(8, 64), 16);
+        assert_eq!(dip_size(40, 64), 64);
+        assert_eq!(dip_size(1, 2), 2);
+        assert_eq!(dip_size(usize::MAX / 2 + 1, usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn growth_into_idle_cpus_is_in_proportion() {
+        assert_eq!(idle_target(32, 0.5, 256), Some(64));
+        assert_eq!(idle_target(32, 0.875, 256), Some(128), "at most 4x");
+        assert_eq!(idle_target(32, 0.875, 100), Some(100));
+        assert_eq!(idle_target(32, 0.04, 256), None);
+        assert_eq!(idle_target(32, 0.06, 256), Some(34));
+        assert_eq!(idle_target(1, 0.4, 2), None, "1 / 0.6 rounds down to 1");
+        assert_eq!(idle_target(1, 0.5, 2), Some(2));
+        assert_eq!(idle_target(8, f64::NAN, 64), None);
+        assert_eq!(idle_target(8, 1.0, 64), Some(32));
+    }
+
+    #[test]
+    fn growth_adopts_what_the_machine_ran() {
+        assert_eq!(grow_target(8, 16, 16), Some(16));
+        assert_eq!(grow_target(8, 11, 16), Some(11));
+        assert_eq!(grow_target(8, 8, 16), None);
+        assert_eq!(grow_target(8, 3, 16), None);
+        assert_eq!(grow_target(8, 99, 16), Some(16));
+    }
+
+    #[test]
+    fn growth_waits_for_room() {
+        assert_eq!(growth_wait(Some(0.0), None, 3, 0), Some(1));
+        assert_eq!(growth_wait(Some(0.01), Some(0.015), 3, 2), Some(4));
+        assert_eq!(growth_wait(Some(0.5), None, 3, 0), None);
+        assert_eq!(
+            growth_wait(Some(0.0), Some(0.2), 3, 0),
+            None,
+            "our threads waited"
+        );
+        assert_eq!(growth_wait(Some(f64::NAN), None, 3, 0), None);
+        assert_eq!(growth_wait(None, None, 3, 0), Some(3));
+        assert_eq!(growth_wait(None, None, 3, 3), Some(24));
+    }
+
+    #[test]
+    fn the_share_is_the_smaller_of_what_the_probes_and_the_waits_showed() {
+        assert_eq!(share(64, Some(0.5), None), Some(32.0));
+        assert_eq!(share(64, None, Some(0.75)), Some(16.0));
+        assert_eq!(share(64, Some(0.5), Some(0.75)), Some(16.0));
+        assert_eq!(share(64, Some(0.25), Some(0.0)), Some(16.0));
+        assert_eq!(share(64, None, None), None);
+        assert_eq!(share(2, None, Some(7.0)), Some(0.0));
+        assert!(
+            crowded_by_wait(Some(0.2)) && !crowded_by_wait(Some(0.04)) && !crowded_by_wait(None)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_crowded_machine_never_grows_the_team_past_its_share(
+            threads in 1usize..512, frac in 0.0f64..=1.0,
+        ) {
+            let share = threads as f64 * frac;
+            let t = share_target(threads, share);
+            proptest::prop_assert!(t >= 1 && t <= threads);
+            proptest::prop_assert!(t as f64 <= share.max(threads.div_ceil(2) as f64) + 0.5);
+            proptest::prop_assert!(t >= threads.div_ceil(2));
+        }
+
+        #[test]
+        fn growth_stays_within_the_probe(
+            threads in 1usize..512, bound in 1usize..512, prompt in 0usize..1024,
+        ) {
+            let bound = bound.max(threads + 1);
+            let d = dip_size(threads, bound);
+            proptest::prop_assert!(d > threads && d <= bound);
+            if let Some(t) = grow_target(threads, prompt, d) {
+                proptest::prop_assert!(t > threads && t <= d && t <= prompt);
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The figures of a simulated run, from its trace (the columns of `asat_sim.csv`).
+
+use std::time::Duration;
+
+use super::{Config, Scenario, TracePoint};
+
+/// What a run shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Evaluation intervals from the moment every job is present until the sum of the team
+    /// sizes stays within the band (`[C, C + k]`, `C` the CPUs the hogs leave: `P - hogs`)
+    /// for the rest of that phase; `None` if it never does.
+    pub settle_evals: Option<u32>,
+    /// The mean sum of team sizes after settling (over every evaluation of any job).
+    pub total_after: Option<f64>,
+    /// The largest relative deviation of a job's mean team after settling from `C / k`.
+    pub max_share_dev: Option<f64>,
+    /// Mean absolute team change per evaluation after settling, over every job's evaluations.
+    pub moves_per_eval_after: Option<f64>,
+    /// Evaluations the last job needs, after the others left, to reach `0.9 P` (`None`:
+    /// never, or no departures in the scenario).
+    pub regain_evals: Option<u32>,
+}
+
+/// The team of each job at each evaluation of any job within `[from, until)`, as the sum.
+fn sums(
+    trace: &[TracePoint],
+    jobs: usize,
+    from: Duration,
+    until: Duration,
+) -> Vec<(Duration, usize, Vec<usize>)> {
+    let mut team: Vec<Option<usize>> = vec![None; jobs];
+    let mut out = Vec::new();
+    for p in trace {
+        team[p.job] = Some(p.team);
+        if p.t >= from && p.t < until && team.iter().all(Option::is_some) {
+            let v: Vec<usize> = team.iter().map(|t| t.unwrap_or(0)).collect();
+            out.push((p.t, v.iter().sum(), v));
+        }
+    }
+    out
+}
+
+/// Computes the [`Summary`] of a trace of `scenario`.
+pub fn summarize(trace: &[TracePoint], scenario: &Scenario, cfg: &Config) -> Summary {
+    let k = scenario.jobs.len();
+    let p = cfg.processors;
+    let cpus = p.saturating_sub(scenario.hogs).max(1);
+    let (lo, hi) = (cpus, cpus + k);
+    let eval = cfg.asat.eval_interval;
+    let s = sums(trace, k, scenario.settle_from, scenario.settle_until);
+    // The last point out of the band; settled from the next one on.
+    let settled_at = match s.iter().rposition(|(_, sum, _)| !(lo..=hi).contains(sum)) {
+        None => s.first().map(|x| x.0),
+        Some(i) => s.get(i + 1).map(|x| x.0),
+    };
+    let mut out = Summary {
+        settle_evals: None,
+        total_after: None,
+        max_share_dev: None,
+        moves_per_eval_after: None,
+        regain_evals: regain(trace, scenario, p),
+    };
+    let Some(t0) = settled_at else {
+        return out;
+    };
+    let since = t0.saturating_sub(scenario.settle_from);
+    out.settle_evals = Some(since.as_nanos().div_ceil(eval.as_nanos().max(1)) as u32);
+    let after: Vec<_> = s.iter().filter(|x| x.0 >= t0).collect();
+    let n = after.len() as f64;
+    out.total_after = Some(after.iter().map(|x| x.1 as f64).sum::<f64>() / n);
+    let share = cpus as f64 / k as f64;
+    out.max_share_dev = (0..k)
+        .map(|j| {
+            let mean = after.iter().map(|x| x.2[j] as f64).sum::<f64>() / n;
+            (mean - share).abs() / share
+        })
+        .reduce(f64::max);
+    let moves: Vec<f64> = trace
+        .iter()
+        .filter(|q| q.t >= t0 && q.t < scenario.settle_until)
+        .map(|q| q.team.abs_diff(q.before) as f64)
+        .collect();
+    out.moves_per_eval_after =
+        (!moves.is_empty()).then(|| moves.iter().sum::<f64>() / moves.len() as f64);
+    out
+}
+
+/// Evaluations of the last job after the others left until its team reaches `0.9 P`.
+fn regain(trace: &[TracePoint], scenario: &Scenario, p: usize) -> Option<u32> {
+    let from = scenario.regain_from?;
+    let last = scenario.jobs.len() - 1;
+    let goal = (0.9 * p as f64).ceil() as usize;
+    trace
+        .iter()
+        .filter(|q| q.job == last && q.t >= from)
+        .position(|q| q.team >= goal)
+        .map(|i| i as u32 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::JobSpec;
+    use super::*;
+    use crate::asat::Rule;
+
+    fn pt(job: usize, ms: u64, before: usize, team: usize) -> TracePoint {
+        TracePoint {
+            job,
+            evaluation: 0,
+            t: Duration::from_millis(ms),
+            before,
+            team,
+        }
+    }
+
+    #[test]
+    fn figures_of_a_scripted_trace() {
+        let cfg = Config::new(8, Rule::Asat, 0);
+        let sc = Scenario {
+            jobs: vec![
+                JobSpec {
+                    max_threads: 8,
+                    arrive: Duration::ZERO,
+                    depart: Duration::from_secs(1),
+                };
+                2
+            ],
+            hogs: 0,
+            end: Duration::from_secs(2),
+            settle_from: Duration::ZERO,
+            settle_until: Duration::from_secs(1),
+            regain_from: Some(Duration::from_secs(1)),
+        };
+        let trace = vec![
+            pt(0, 0, 8, 8),
+            pt(1, 1, 8, 8), // sum 16: out of [8, 10]
+            pt(0, 200, 8, 4),
+            pt(1, 201, 8, 5), // sum 9
+            pt(0, 400, 4, 4),
+            pt(1, 401, 5, 6), // sum 10
+            pt(1, 1200, 6, 7),
+            pt(1, 1400, 7, 8),
+        ];
+        let s = summarize(&trace, &sc, &cfg);
+        assert_eq!(
+            s.settle_evals,
+            Some(2),
+            "settled at 201 ms: the second interval"
+        );
+        // from 201 ms on, the teams are 4+5, 4+5, 4+6
+        assert_eq!(s.total_after, Some((9.0 + 9.0 + 10.0) / 3.0));
+        let j1 = (5.0 + 5.0 + 6.0) / 3.0;
+        assert!(
+            (s.max_share_dev.unwrap() - (j1 - 4.0) / 4.0).abs() < 1e-9,
+            "{s:?}"
+        );
+        assert_eq!(s.moves_per_eval_after, Some((3.0 + 0.0 + 1.0) / 3.0));
+        assert_eq!(
+            s.regain_evals,
+            Some(2),
+            "8 >= 0.9 * 8 at the second evaluation"
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! A simulator of `k` ASAT jobs (and CPU hogs) on `P` CPUs that drives the real decision logic
+//! ([`AsatLogic`](super::AsatLogic), with either [`Rule`]) on a model of a
+//! time-sharing operating system, to show what cannot be measured on a small machine.
+//!
+//! - The machine (`engine`): time slices, one round-robin run queue per CPU, wake-up latency,
+//!   wake-up preemption after a granularity, idle CPUs first for woken threads, new-idle
+//!   stealing, and the system-wide CPU pressure (PSI `some`) the logic reads.
+//! - The jobs (`world`): bulk-synchronous loops of regions, `region_work` of CPU time per
+//!   member at `max_threads` (the work is split over the team, with a ±5% imbalance); members
+//!   wait for work and at barriers by spinning for `spin`, then blocking. At each region start
+//!   the master calls [`AsatLogic::step`](super::AsatLogic::step) exactly as the policy does;
+//!   the timed barriers it asks for run on the simulated threads, members that have not
+//!   started within the limit are given up on, and the result (passage, members on time)
+//!   goes back to the logic.
+//! - Runs are deterministic given the seed.
+//!
+//! [`Scenario::together`], [`Scenario::staggered`] and [`Scenario::hogs`] are the scenarios of
+//! `examples/asat_sim.rs`; [`summarize`] computes its figures (settling, total, fairness,
+//! moves, regain) from a trace.
+//!
+//! ```
+//! use asat_core::asat::sim::{run, summarize, Config, Scenario};
+//! use asat_core::asat::Rule;
+//! let cfg = Config::new(8, Rule::Asat, 1);
+//! let sc = Scenario::together(8, 2, cfg.asat.eval_interval);
+//! let trace = run(&cfg, &sc)?;
+//! assert!(trace.iter().all(|p| (1..=8).contains(&p.team)));
+//! assert!((0..2).all(|j| trace.iter().filter(|p| p.job == j).count() >= 25));
+//! let summary = summarize(&trace, &sc, &cfg); // settle_evals, total_after, ...
+//! # let _ = summary;
+//! # Ok::<(), asat_core::Error>(())
+//! ```
+
+mod engine;
+mod metrics;
+mod world;
+
+pub use metrics::{summarize, Summary};
+
+use std::time::Duration;
+
+use super::{AsatConfig, Rule};
+use crate::Error;
+
+/// The most CPUs a simulated machine may have.
+pub const MAX_PROCESSORS: usize = 4096;
+/// The most jobs and hogs of one scenario.
+pub const MAX_JOBS: usize = 1024;
+/// The longest simulated run.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+
+/// The model's parameters.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// CPUs.
+    pub processors: usize,
+    /// Time slice of a thread while others wait for its CPU: Linux's EEVDF base slice,
+    /// 0.75 ms x (1 + log2(min(P, 8))), so 1.5 ms at 2 CPUs and 3 ms from 8 CPUs on.
+    pub slice: Duration,
+    /// A thread woken onto a busy CPU runs once the current thread has run this long since it
+    /// got the CPU (default: the slice, as EEVDF's run-to-parity protects the current thread
+    /// for its slice).
+    pub wakeup_granularity: Duration,
+    /// From a wake-up call to the woken thread being runnable (20 us; each wake-up draws
+    /// 0.5x to 1.5x of it).
+    pub wake_latency: Duration,
+    /// How long a waiting member spins before it blocks (50 us, the runtime's default).
+    pub spin: Duration,
+    /// CPU time of a region per member at `max_threads` (500 us).
+    pub region_work: Duration,
+    /// Whether the kernel offers CPU pressure (PSI).
+    pub pressure: bool,
+    /// Whether the kernel offers per-thread run-queue delays (`schedstat`).
+    pub schedstat: bool,
+    /// The logic's settings (the rule among them).
+    pub asat: AsatConfig,
+    /// The seed of the machine's random choices.
+    pub seed: u64,
+}
+
+impl Config {
+    /// The defaults for `processors` CPUs, with `rule` and `seed`.
+    pub fn new(processors: usize, rule: Rule, seed: u64) -> Self {
+        let slice = Duration::from_micros(750) * (1 + processors.clamp(1, 8).ilog2());
+        Config {
+            processors,
+            slice,
+            wakeup_granularity: slice,
+            wake_latency: Duration::from_micros(20),
+            spin: Duration::from_micros(50),
+            region_work: Duration::from_micros(500),
+            pressure: true,
+            schedstat: true,
+            asat: AsatConfig {
+                rule,
+                ..AsatConfig::default()
+            },
+            seed,
+        }
+    }
+}
+
+/// A job: its `max_threads`, when it arrives and when it leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobSpec {
+    /// The runtime's `max_threads`.
+    pub max_threads: usize,
+    /// Arrival.
+    pub arrive: Duration,
+    /// Departure (at its first region start after this).
+    pub depart: Duration,
+}
+
+/// Jobs and hogs on the machine, and the span the figures are taken over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// The ASAT jobs.
+    pub jobs: Vec<JobSpec>,
+    /// Single-threaded CPU hogs, running from the start to the end.
+    pub hogs: usize,
+    /// When the run ends.
+    pub end: Duration,
+    /// From when every job is present: the settling is counted from here...
+    pub settle_from: Duration,
+    /// ...to here (the first departure, or the end).
+    pub settle_until: Duration,
+    /// When every job but the last has left (scenarios with departures).
+    pub regain_from: Option<Duration>,
+}
+
+/// Evaluations each phase of a scenario lasts.
+const PHASE_EVALS: u32 = 30;
+/// Evaluations between two arrivals of the staggered scenario.
+const STAGGER_EVALS: u32 = 5;
+/// Evaluations the last job of the staggered scenario runs alone.
+const REGAIN_EVALS: u32 = 15;
+
+impl Scenario {
+    /// `jobs` jobs of `processors` threads start together and run for 30 evaluations.
+    pub fn together(processors: usize, jobs: usize, eval: Duration) -> Self {
+        let end = eval * PHASE_EVALS;
+        let spec = JobSpec {
+            max_threads: processors,
+            arrive: Duration::ZERO,
+            depart: end,
+        };
+        Scenario {
+            jobs: vec![spec; jobs],
+            hogs: 0,
+            end,
+            settle_from: Duration::ZERO,
+            settle_until: end,
+            regain_from: None,
+        }
+    }
+
+    /// As [`together`](Self::together), beside `max(1, processors / 4)` CPU hogs.
+    pub fn hogs(processors: usize, jobs: usize, eval: Duration) -> Self {
+        Scenario {
+            hogs: (processors / 4).max(1),
+            ..Self::together(processors, jobs, eval)
+        }
+    }
+
+    /// Jobs arrive one every 5 evaluations; 30 evaluations after the last arrived, all but
+    /// the last leave, and the last runs alone for 15 more.
+    pub fn staggered(processors: usize, jobs: usize, eval: Duration) -> Self {
+        let last = eval * STAGGER_EVALS * (jobs.max(1) as u32 - 1);
+        let leave = last + eval * PHASE_EVALS;
+        let end = leave + eval * REGAIN_EVALS;
+        let jobs_v = (0..jobs)
+            .map(|j| JobSpec {
+                max_threads: processors,
+                arrive: eval * STAGGER_EVALS * j as u32,
+                depart: if j + 1 == jobs { end } else { leave },
+            })
+            .collect();
+        Scenario {
+            jobs: jobs_v,
+            hogs: 0,
+            end,
+            settle_from: last,
+            settle_until: leave,
+            regain_from: (jobs > 1).then_some(leave),
+        }
+    }
+
+    /// The scenario named `together`, `staggered` or `hogs`.
+    pub fn named(name: &str, processors: usize, jobs: usize, eval: Duration) -> Option<Self> {
+        match name {
+            "together" => Some(Self::together(processors, jobs, eval)),
+            "staggered" => Some(Self::staggered(processors, jobs, eval)),
+            "hogs" => Some(Self::hogs(processors, jobs, eval)),
+            _ => None,
+        }
+    }
+}
+
+/// One evaluation of one job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TracePoint {
+    /// The job (its index in the scenario).
+    pub job: usize,
+    /// The job's evaluation count (1 = its first).
+    pub evaluation: usize,
+    /// Simulated time.
+    pub t: Duration,
+    /// Team size before and after.
+    pub before: usize,
+    /// Team size after.
+    pub team: usize,
+}
+
+/// Runs `scenario` on the machine of `cfg`: every evaluation of every job, in time order.
+pub fn run(cfg: &Config, scenario: &Scenario) -> Result<Vec<TracePoint>, Error> {
+    check(cfg, scenario)?;
+    let mut w = world::World::new(cfg, scenario);
+    w.run(scenario.end);
+    Ok(w.trace)
+}
+
+fn check(cfg: &Config, sc: &Scenario) -> Result<(), Error> {
+    let bad = |what: String| Err(Error::policy("asat-sim", what));
+    if !(1..=MAX_PROCESSORS).contains(&cfg.processors) {
+        return bad(format!(
+            "processors {}: must be between 1 and {MAX_PROCESSORS}",
+            cfg.processors
+        ));
+    }
+    if sc.jobs.len() + sc.hogs > MAX_JOBS || sc.jobs.is_empty() {
+        return bad(format!(
+            "{} jobs and {} hogs: need 1 to {MAX_JOBS} jobs, at most {MAX_JOBS} in all",
+            sc.jobs.len(),
+            sc.hogs
+        ));
+    }
+    if sc.end > MAX_DURATION {
+        return bad(format!("a run of {:?}: at most {MAX_DURATION:?}", sc.end));
+    }
+    if let Some(j) = sc
+        .jobs
+        .iter()
+        .find(|j| !(1..=MAX_PROCESSORS).contains(&j.max_threads))
+    {
+        return bad(format!(
+            "max_threads {}: must be between 1 and {MAX_PROCESSORS}",
+            j.max_threads
+        ));
+    }
+    for (name, d) in [
+        ("slice", cfg.slice),
+        ("spin", cfg.spin),
+        ("region_work", cfg.region_work),
+        ("eval_interval", cfg.asat.eval_interval),
+    ] {
+        if d.is_zero() || d > Duration::from_secs(10) {
+            return bad(format!("{name} {d:?}: must be above 0 and at most 10 s"));
+        }
+    }
+    let c = cfg.asat;
+    if c.samples == 0 || c.bad_trig == 0 || c.good_trig == 0 {
+        return bad("samples, bad_trig and good_trig must each be at least 1".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,441 @@
+//! The jobs on the simulated machine: each is a bulk-synchronous loop of regions whose master
+//! asks the real [`AsatLogic`] for every region's team, runs the timed barriers it asks for
+//! (with the runtime's give-up rule), and whose members wait for work and at barriers by
+//! spinning, then blocking, as the runtime's default wait does.
+
+use std::time::{Duration, Instant};
+
+use super::engine::{Doing, Engine, Note, Ns, Params, Tid};
+use super::{Config, JobSpec, Scenario, TracePoint};
+use crate::asat::{AsatLogic, Machine};
+use crate::{Plan, ProbeResult};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    Hog,
+    Member { job: usize, m: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MState {
+    /// The master, before its first region.
+    Starting,
+    /// Waiting for work.
+    Idle,
+    Working,
+    AtBarrier,
+    /// Released from a barrier, not yet run since.
+    Leaving,
+}
+
+#[derive(Debug, Default)]
+struct Episode {
+    epoch: u64,
+    size: usize,
+    probe: bool,
+    limit: Option<Ns>,
+    posted: Ns,
+    work: Ns,
+    started: Vec<bool>,
+    revoked: Vec<bool>,
+    prompt: usize,
+    given_up: u32,
+    arrived: usize,
+    last_arrive: Ns,
+    released: bool,
+}
+
+#[derive(Debug)]
+struct Job {
+    spec: JobSpec,
+    logic: AsatLogic,
+    members: Vec<Tid>,
+    state: Vec<MState>,
+    ep: Episode,
+    result: Option<ProbeResult>,
+    psi_mark: Option<(u128, u128)>,
+    wait_mark: Option<(u64, u64)>,
+    idle_mark: Option<(Ns, u128)>,
+    evaluations: usize,
+    gone: bool,
+}
+
+const KIND_ARRIVE: u64 = 0;
+
+fn token(kind: u64, job: usize, epoch: u64) -> u64 {
+    kind | (job as u64) << 8 | epoch << 24
+}
+
+/// One simulation run.
+#[derive(Debug)]
+pub(super) struct World<'a> {
+    cfg: &'a Config,
+    eng: Engine,
+    owners: Vec<Owner>,
+    jobs: Vec<Job>,
+    base: Instant,
+    pub(super) trace: Vec<TracePoint>,
+}
+
+fn ns(d: Duration) -> Ns {
+    d.as_nanos().min(u128::from(u64::MAX)) as Ns
+}
+
+impl<'a> World<'a> {
+    pub(super) fn new(cfg: &'a Config, scenario: &Scenario) -> Self {
+        let params = Params {
+            processors: cfg.processors,
+            slice: ns(cfg.slice),
+            wakeup_granularity: ns(cfg.wakeup_granularity),
+        };
+        let mut w = World {
+            cfg,
+            eng: Engine::new(params, cfg.seed),
+            owners: Vec::new(),
+            jobs: Vec::new(),
+            base: Instant::now(),
+            trace: Vec::new(),
+        };
+        for _ in 0..scenario.hogs {
+            w.eng.spawn(Doing::Forever);
+            w.owners.push(Owner::Hog);
+        }
+        for (j, spec) in scenario.jobs.iter().enumerate() {
+            w.jobs.push(Job {
+                spec: *spec,
+                logic: AsatLogic::new(cfg.asat, spec.max_threads),
+                members: Vec::new(),
+                state: Vec::new(),
+                ep: Episode::default(),
+                result: None,
+                psi_mark: None,
+                wait_mark: None,
+                idle_mark: None,
+                evaluations: 0,
+                gone: false,
+            });
+            w.eng.timer(ns(spec.arrive), token(KIND_ARRIVE, j, 0));
+        }
+        w
+    }
+
+    /// Runs until `end`.
+    pub(super) fn run(&mut self, end: Duration) {
+        let end = ns(end);
+        while let Some(note) = self.eng.next(end) {
+            match note {
+                Note::Timer(t) => self.on_timer(t),
+                Note::OnCpu(tid) => self.on_cpu(tid),
+                Note::Done(tid) => self.on_done(tid),
+            }
+        }
+    }
+
+    fn member(&self, tid: Tid) -> Option<(usize, usize)> {
+        match self.owners[tid] {
+            Owner::Member { job, m } if !self.jobs[job].gone => Some((job, m)),
+            _ => None,
+        }
+    }
+
+    fn spin(&self) -> Doing {
+        Doing::Spin(ns(self.cfg.spin))
+    }
+
+    fn latency(&mut self) -> Ns {
+        // 0.5x to 1.5x the configured wake-up latency
+        let l = ns(self.cfg.wake_latency) as f64;
+        (l * (0.5 + self.eng.uniform())) as Ns
+    }
+
+    fn on_timer(&mut self, t: u64) {
+        let (kind, job, epoch) = (t & 0xff, ((t >> 8) & 0xffff) as usize, t >> 24);
+        match kind {
+            KIND_ARRIVE => {
+                let tid = self.eng.spawn(self.spin());
+                self.owners.push(Owner::Member { job, m: 0 });
+                let j = &mut self.jobs[job];
+                j.members.push(tid);
+                j.state.push(MState::Starting);
+            }
+            _ => unreachable!("timer kind {kind} of job {job}, epoch {epoch}"),
+        }
+    }
+
+    fn on_cpu(&mut self, tid: Tid) {
+        let Some((job, m)) = self.member(tid) else {
+            return;
+        };
+        match self.jobs[job].state[m] {
+            MState::Starting => self.region_start(job),
+            MState::Idle => {
+                if self.post_waiting(job, m) {
+                    self.start_member(job, m);
+                }
+            }
+            MState::Leaving => self.proceed(job, m),
+            MState::Working | MState::AtBarrier => {}
+        }
+    }
+
+    fn on_done(&mut self, tid: Tid) {
+        let Some((job, m)) = self.member(tid) else {
+            return;
+        };
+        match self.jobs[job].state[m] {
+            MState::Working if m == 0 && self.gathering(job) => {
+                let epoch = self.jobs[job].ep.epoch;
+                self.give_up(job, epoch);
+                self.arrive(job, 0);
+            }
+            MState::Working => self.arrive(job, m),
+            // A spin used up: block until woken.
+            _ => self.eng.block(tid),
+        }
+    }
+
+    fn post_waiting(&self, job: usize, m: usize) -> bool {
+        let ep = &self.jobs[job].ep;
+        m < ep.size && !ep.started[m] && !ep.revoked[m]
+    }
+
+    /// The master is on a CPU at a region start: ask the logic, post the episode.
+    fn region_start(&mut self, job: usize) {
+        let now = self.eng.now();
+        if now >= ns(self.jobs[job].spec.depart) {
+            return self.depart(job);
+        }
+        let at = self.base + Duration::from_nanos(now);
+        let bound = self.jobs[job].spec.max_threads.min(self.cfg.processors);
+        let pressure = self.pressure(job);
+        let wait = self.wait(job);
+        let idle = self.idle(job);
+        let j = &mut self.jobs[job];
+        let result = j.result.take();
+        let step = j.logic.step(at, result, || Machine {
+            bound,
+            pressure,
+            wait,
+            idle,
+        });
+        if let Some(e) = step.evaluation {
+            j.evaluations += 1;
+            self.trace.push(TracePoint {
+                job,
+                evaluation: j.evaluations,
+                t: Duration::from_nanos(now),
+                before: e.threads_before,
+                team: e.threads_after,
+            });
+        }
+        match step.plan {
+            Plan::Run { threads } => self.post(job, threads.clamp(1, bound.max(1)), false, None),
+            Plan::Probe {
+                threads,
+                give_up_after,
+            } => self.post(
+                job,
+                threads.clamp(1, bound.max(1)),
+                true,
+                give_up_after.map(ns),
+            ),
+        }
+    }
+
+    /// The stall fraction since this job's previous reading (with the model's PSI on).
+    fn pressure(&mut self, job: usize) -> Option<f64> {
+        if !self.cfg.pressure {
+            return None;
+        }
+        let (busy, some) = self.eng.pressure_integrals();
+        let prev = self.jobs[job].psi_mark.replace((busy, some))?;
+        let db = busy.saturating_sub(prev.0);
+        Some(if db == 0 {
+            0.0
+        } else {
+            (some.saturating_sub(prev.1) as f64 / db as f64).min(1.0)
+        })
+    }
+
+    /// The machine's idle share of CPU time since this job's previous reading (`/proc/stat`).
+    fn idle(&mut self, job: usize) -> Option<f64> {
+        let now = self.eng.now();
+        let (busy, _) = self.eng.pressure_integrals();
+        let (t0, b0) = self.jobs[job].idle_mark.replace((now, busy))?;
+        let all = u128::from(now.saturating_sub(t0)) * self.cfg.processors as u128;
+        Some(if all == 0 {
+            0.0
+        } else {
+            1.0 - busy.saturating_sub(b0) as f64 / all as f64
+        })
+    }
+
+    /// The share of runnable time the job's threads waited for a CPU since this job's
+    /// previous reading (the kernel's `schedstat`, modelled).
+    fn wait(&mut self, job: usize) -> Option<f64> {
+        if !self.cfg.schedstat {
+            return None;
+        }
+        let (run, wait) = self.jobs[job]
+            .members
+            .iter()
+            .map(|&t| self.eng.times(t))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let prev = self.jobs[job].wait_mark.replace((run, wait))?;
+        Some(super::super::pressure::wait_fraction(prev, (run, wait)))
+    }
+
+    fn post(&mut self, job: usize, size: usize, probe: bool, limit: Option<Ns>) {
+        let now = self.eng.now();
+        while self.jobs[job].members.len() < size {
+            let m = self.jobs[job].members.len();
+            let tid = self.eng.spawn(self.spin());
+            self.owners.push(Owner::Member { job, m });
+            self.jobs[job].members.push(tid);
+            self.jobs[job].state.push(MState::Idle);
+        }
+        let max = self.jobs[job].spec.max_threads as u64;
+        let work = if probe {
+            0
+        } else {
+            ns(self.cfg.region_work) * max / size as u64
+        };
+        let j = &mut self.jobs[job];
+        let epoch = j.ep.epoch + 1;
+        j.ep = Episode {
+            epoch,
+            size,
+            probe,
+            limit: if probe { limit } else { None },
+            posted: now,
+            work,
+            started: vec![false; size],
+            revoked: vec![false; size],
+            ..Episode::default()
+        };
+        for m in 1..size {
+            let tid = self.jobs[job].members[m];
+            match self.jobs[job].state[m] {
+                MState::Idle if self.eng.is_running(tid) => self.start_member(job, m),
+                MState::Idle if self.eng.is_blocked(tid) => {
+                    let l = self.latency();
+                    self.eng.wake(tid, l);
+                }
+                // queued, waking or still leaving the last barrier: starts when it runs
+                _ => {}
+            }
+        }
+        self.start_member(job, 0);
+    }
+
+    /// Whether the master of a probe is still waiting for its workers to start.
+    fn gathering(&self, job: usize) -> bool {
+        let j = &self.jobs[job];
+        j.ep.probe && j.ep.limit.is_some() && j.state[0] == MState::Working
+    }
+
+    fn start_member(&mut self, job: usize, m: usize) {
+        let now = self.eng.now();
+        let jitter = 0.95 + 0.1 * self.eng.uniform();
+        let j = &mut self.jobs[job];
+        let ep = &mut j.ep;
+        ep.started[m] = true;
+        if ep.limit.is_none_or(|l| now - ep.posted <= l) {
+            ep.prompt += 1;
+        }
+        j.state[m] = MState::Working;
+        let tid = j.members[m];
+        if let (0, true, Some(limit)) = (m, ep.probe, ep.limit) {
+            // The master of a probe spins (holding its CPU) until every worker has started
+            // or the limit has passed, then gives up on the others (the runtime's rule).
+            self.eng.set(tid, Doing::Work(limit.max(1)));
+            return;
+        }
+        let work = (ep.work as f64 * jitter) as Ns;
+        if work == 0 {
+            self.arrive(job, m);
+            let ep = &self.jobs[job].ep;
+            if self.gathering(job) && ep.started.iter().all(|&s| s) {
+                self.arrive(job, 0);
+            }
+        } else {
+            self.eng.set(tid, Doing::Work(work));
+        }
+    }
+
+    fn arrive(&mut self, job: usize, m: usize) {
+        let now = self.eng.now();
+        let j = &mut self.jobs[job];
+        j.state[m] = MState::AtBarrier;
+        j.ep.arrived += 1;
+        j.ep.last_arrive = now;
+        let tid = j.members[m];
+        self.eng.set(tid, self.spin());
+        if self.jobs[job].ep.arrived == self.jobs[job].ep.size {
+            self.release(job);
+        }
+    }
+
+    fn give_up(&mut self, job: usize, epoch: u64) {
+        let now = self.eng.now();
+        let ep = &mut self.jobs[job].ep;
+        if ep.epoch != epoch || ep.released {
+            return;
+        }
+        for m in 1..ep.size {
+            if !ep.started[m] {
+                ep.revoked[m] = true;
+                ep.arrived += 1;
+                ep.given_up += 1;
+                ep.last_arrive = now;
+            }
+        }
+    }
+
+    fn release(&mut self, job: usize) {
+        self.jobs[job].ep.released = true;
+        let size = self.jobs[job].ep.size;
+        // Workers first: the master's proceeding starts the next region.
+        for m in (0..size).rev() {
+            let j = &mut self.jobs[job];
+            if j.state[m] != MState::AtBarrier {
+                continue;
+            }
+            j.state[m] = MState::Leaving;
+            let tid = j.members[m];
+            if self.eng.is_running(tid) {
+                self.proceed(job, m);
+            } else if self.eng.is_blocked(tid) {
+                let l = self.latency();
+                self.eng.wake(tid, l);
+            }
+        }
+    }
+
+    /// A member leaves the barrier: the master starts the next region, a worker waits.
+    fn proceed(&mut self, job: usize, m: usize) {
+        if m == 0 {
+            let j = &mut self.jobs[job];
+            if j.ep.probe {
+                let passage = Duration::from_nanos(j.ep.last_arrive - j.ep.posted);
+                let mut r = ProbeResult::new(j.ep.size, passage, 0).with_prompt(j.ep.prompt);
+                r.given_up = j.ep.given_up;
+                j.result = Some(r);
+            }
+            return self.region_start(job);
+        }
+        self.jobs[job].state[m] = MState::Idle;
+        let tid = self.jobs[job].members[m];
+        self.eng.set(tid, self.spin());
+        if self.post_waiting(job, m) {
+            self.start_member(job, m);
+        }
+    }
+
+    fn depart(&mut self, job: usize) {
+        self.jobs[job].gone = true;
+        for &tid in &self.jobs[job].members {
+            self.eng.exit(tid);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! ASAT on machines this project does not have: `k` ASAT jobs (and CPU hogs) on `P` simulated
+//! CPUs, the paper's rule and asat's side by side, with the real decision logic driven by the
+//! simulator `asat_core::asat::sim` (its model is in that module's docs).
+//!
+//! ```text
+//! cargo run --release --example asat_sim -- --processors 2,64,256 --jobs 1,4,8 \
+//!     --rules paper,asat --scenarios together,staggered,hogs --seed 1 --out out/asat_sim
+//! ```
+//!
+//! Scenarios: `together` (k jobs of P threads start at once), `staggered` (one arrives every
+//! 5 evaluations; 30 evaluations after the last, all but the last leave), `hogs` (as together,
+//! beside max(1, P/4) single-threaded CPU hogs). Writes:
+//!
+//! - `DIR/asat_sim_trace.csv`: `rule,processors,jobs,scenario,job,evaluation,t_s,team_size`,
+//!   one row per evaluation of each job;
+//! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario with
+//!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
+//!   moves_per_eval_after,regain_evals` (see `asat_core::asat::sim::Summary`; an empty cell is
+//!   "never" or "not applicable");
+//! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
+//!   one panel per scenario and rule;
+//!
+//! and prints the table.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use asat::asat::sim::{self, Config, Scenario, Summary, TracePoint};
+use asat::asat::Rule;
+use asat_peers::cli::dedup_in_order;
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
+use clap::Parser;
+use plotters::prelude::*;
+
+#[derive(Parser, Debug)]
+#[command(about = "ASAT jobs on a simulated P-CPU machine: the paper's rule and asat's")]
+struct Args {
+    /// CPUs of the simulated machine (each 1 ..= 4096).
+    #[arg(long, value_delimiter = ',', default_value = "2,64,256", value_parser = RangedU64ValueParser::<usize>::new().range(1..=sim::MAX_PROCESSORS as u64))]
+    processors: Vec<usize>,
+    /// Numbers of ASAT jobs (each 1 ..= 256).
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8", value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    jobs: Vec<usize>,
+    /// Rules: paper (one thread at a time) and asat (jump to the probed share).
+    #[arg(long, value_delimiter = ',', default_value = "paper,asat", value_parser = PossibleValuesParser::new(["paper", "asat"]))]
+    rules: Vec<String>,
+    /// Scenarios: together, staggered, hogs.
+    #[arg(long, value_delimiter = ',', default_value = "together,staggered,hogs", value_parser = PossibleValuesParser::new(["together", "staggered", "hogs"]))]
+    scenarios: Vec<String>,
+    /// Seed of the simulated machine's random choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output folder.
+    #[arg(long, default_value = "out/asat_sim")]
+    out: PathBuf,
+}
+
+struct Cell {
+    rule: String,
+    processors: usize,
+    jobs: usize,
+    scenario: String,
+    trace: Vec<TracePoint>,
+    summary: Summary,
+}
+
+fn main() {
+    let mut args = Args::parse();
+    dedup_in_order(&mut args.processors);
+    dedup_in_order(&mut args.jobs);
+    dedup_in_order(&mut args.rules);
+    dedup_in_order(&mut args.scenarios);
+    if let Err(e) = run(&args) {
+        eprintln!("asat_sim: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        format!(
+            "cannot create the output folder {}: {e}",
+            args.out.display()
+        )
+    })?;
+    let mut cells = Vec::new();
+    let total = args.rules.len() * args.processors.len() * args.jobs.len() * args.scenarios.len();
+    let start = Instant::now();
+    for &p in &args.processors {
+        for &k in &args.jobs {
+            for scenario in &args.scenarios {
+                for rule in &args.rules {
+                    let r = Rule::parse(rule).ok_or("unknown rule")?;
+                    let cfg = Config::new(p, r, args.seed);
+                    let sc = Scenario::named(scenario, p, k, cfg.asat.eval_interval)
+                        .ok_or("unknown scenario")?;
+                    let t = Instant::now();
+                    let trace = sim::run(&cfg, &sc)?;
+                    let summary = sim::summarize(&trace, &sc, &cfg);
+                    eprintln!(
+                        "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario}: {:.1} s",
+                        start.elapsed().as_secs_f64(),
+                        cells.len() + 1,
+                        t.elapsed().as_secs_f64()
+                    );
+                    cells.push(Cell {
+                        rule: rule.clone(),
+                        processors: p,
+                        jobs: k,
+                        scenario: scenario.clone(),
+                        trace,
+                        summary,
+                    });
+                }
+            }
+        }
+    }
+    write_csvs(args, &cells)?;
+    print_table(&cells);
+    plot(args, &cells)?;
+    Ok(())
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
+}
+
+fn opt_f(v: Option<f64>, digits: usize) -> String {
+    v.map_or(String::new(), |x| format!("{x:.digits$}"))
+}
+
+fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut t =
+        std::io::BufWriter::new(std::fs::File::create(args.out.join("asat_sim_trace.csv"))?);
+    writeln!(
+        t,
+        "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
+    )?;
+    let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals")?;
+    for c in cells {
+        for p in &c.trace {
+            writeln!(
+                t,
+                "{},{},{},{},{},{},{:.3},{}",
+                c.rule,
+                c.processors,
+                c.jobs,
+                c.scenario,
+                p.job,
+                p.evaluation,
+                p.t.as_secs_f64(),
+                p.team
+            )?;
+        }
+        let m = &c.summary;
+        writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{}",
+            c.rule,
+            c.processors,
+            c.jobs,
+            c.scenario,
+            opt(m.settle_evals),
+            opt_f(m.total_after, 2),
+            opt_f(m.max_share_dev, 3),
+            opt_f(m.moves_per_eval_after, 3),
+            opt(m.regain_evals)
+        )?;
+    }
+    t.flush()?;
+    Ok(())
+}
+
+fn print_table(cells: &[Cell]) {
+    println!("| rule | P | k | scenario | settle evals | total after | max share dev | moves/eval | regain evals |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for c in cells {
+        let m = &c.summary;
+        let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.rule,
+            c.processors,
+            c.jobs,
+            c.scenario,
+            m.settle_evals.map_or("never".into(), |v| v.to_string()),
+            dash(opt_f(m.total_after, 1)),
+            m.max_share_dev
+                .map_or("-".into(), |d| format!("{:.0}%", d * 100.0)),
+            dash(opt_f(m.moves_per_eval_after, 2)),
+            dash(opt(m.regain_evals)),
+        );
+    }
+}
+
+fn plot(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
+    let (Some(&p), Some(&k)) = (args.processors.iter().max(), args.jobs.iter().max()) else {
+        return Ok(());
+    };
+    let path = args.out.join("asat_sim.svg");
+    let rows = args.scenarios.len();
+    let cols = args.rules.len();
+    let root = SVGBackend::new(&path, (520 * cols as u32, 300 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((rows, cols));
+    for (i, scenario) in args.scenarios.iter().enumerate() {
+        for (j, rule) in args.rules.iter().enumerate() {
+            let Some(c) = cells.iter().find(|c| {
+                c.processors == p && c.jobs == k && &c.scenario == scenario && &c.rule == rule
+            }) else {
+                continue;
+            };
+            let tmax = c
+                .trace
+                .iter()
+                .map(|q| q.t.as_secs_f64())
+                .fold(0.1, f64::max);
+            let mut chart = ChartBuilder::on(&panels[i * cols + j])
+                .caption(
+                    format!("{rule}: {scenario}, P={p}, k={k}"),
+                    ("sans-serif", 16),
+                )
+                .margin(8)
+                .x_label_area_size(30)
+                .y_label_area_size(40)
+                .build_cartesian_2d(0.0..tmax * 1.02, 0.0..p as f64 * 1.05)?;
+            chart
+                .configure_mesh()
+                .x_desc("s")
+                .y_desc("team size")
+                .draw()?;
+            for job in 0..k {
+                let pts: Vec<(f64, f64)> = c
+                    .trace
+                    .iter()
+                    .filter(|q| q.job == job)
+                    .map(|q| (q.t.as_secs_f64(), q.team as f64))
+                    .collect();
+                chart.draw_series(LineSeries::new(pts, Palette99::pick(job).stroke_width(1)))?;
+            }
+        }
+    }
+    root.present()?;
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The ASAT simulator: deterministic by seed, and at P = 2 the shape of the real runs on this
+//! 2-CPU machine (`compare --trace`, BENCHMARKS.md): one copy keeps both threads; 2-4 copies
+//! each drop to one thread within their first evaluations and stay there most of the time;
+//! one copy beside one CPU hog is at one thread by its second evaluation. Bounds are generous:
+//! the point is the shape (when each job settles and at what size), not the exact trace.
+
+use std::time::Duration;
+
+use asat::asat::sim::{run, summarize, Config, Scenario, TracePoint};
+use asat::asat::Rule;
+
+const EVAL: Duration = Duration::from_millis(200);
+
+fn jobs(trace: &[TracePoint], k: usize) -> Vec<Vec<usize>> {
+    (0..k)
+        .map(|j| {
+            trace
+                .iter()
+                .filter(|p| p.job == j)
+                .map(|p| p.team)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run_and_another_seed_may_not() {
+    let cfg = Config::new(8, Rule::Asat, 7);
+    let sc = Scenario::together(8, 3, EVAL);
+    let a = run(&cfg, &sc).unwrap();
+    let b = run(&cfg, &sc).unwrap();
+    assert_eq!(a, b);
+    assert!(
+        a.len() >= 3 * 25,
+        "about 30 evaluations per job: {}",
+        a.len()
+    );
+}
+
+#[test]
+fn two_cpus_one_copy_keeps_both_threads() {
+    for rule in [Rule::Paper, Rule::Asat] {
+        let cfg = Config::new(2, rule, 1);
+        let trace = run(&cfg, &Scenario::together(2, 1, EVAL)).unwrap();
+        let teams = &jobs(&trace, 1)[0];
+        assert!(teams.len() >= 25, "{rule:?}: {teams:?}");
+        let at_two = teams.iter().filter(|&&t| t == 2).count();
+        assert!(at_two * 10 >= teams.len() * 9, "{rule:?}: {teams:?}");
+    }
+}
+
+#[test]
+fn two_cpus_two_to_four_copies_drop_to_one_thread_early_and_stay() {
+    for rule in [Rule::Paper, Rule::Asat] {
+        for k in 2..=4 {
+            let cfg = Config::new(2, rule, k as u64);
+            let sc = Scenario::together(2, k, EVAL);
+            let trace = run(&cfg, &sc).unwrap();
+            for (j, teams) in jobs(&trace, k).iter().enumerate() {
+                let first_one = teams.iter().position(|&t| t == 1);
+                // Real runs: by the 4th evaluation in every cell; allowed here: the 6th.
+                assert!(
+                    first_one.is_some_and(|e| e < 6),
+                    "{rule:?} k={k} job {j}: reaches 1 thread within 6 evaluations: {teams:?}"
+                );
+                let at_one = teams.iter().filter(|&&t| t == 1).count();
+                assert!(
+                    at_one * 10 >= teams.len() * 6,
+                    "{rule:?} k={k} job {j}: mostly at 1 thread: {teams:?}"
+                );
+            }
+            let s = summarize(&trace, &sc, &cfg);
+            assert!(
+                s.settle_evals.is_some_and(|e| e <= 30),
+                "{rule:?} k={k}: {s:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn two_cpus_one_copy_beside_a_hog_is_at_one_thread_by_its_second_evaluation() {
+    for rule in [Rule::Paper, Rule::Asat] {
+        let cfg = Config::new(2, rule, 3);
+        let trace = run(&cfg, &Scenario::hogs(2, 1, EVAL)).unwrap();
+        let teams = &jobs(&trace, 1)[0];
+        assert!(teams.len() >= 25, "{rule:?}: {teams:?}");
+        assert_eq!(teams[1], 1, "{rule:?}: {teams:?}");
+        let at_one = teams.iter().filter(|&&t| t == 1).count();
+        assert!(at_one * 10 >= teams.len() * 7, "{rule:?}: {teams:?}");
+    }
+}
+
+/// The evaluation (of any job) at which the sum of the teams first comes within 10% of P,
+/// and the largest and smallest sums from then on.
+fn near_p(trace: &[TracePoint], k: usize, p: usize) -> Option<(usize, usize, usize)> {
+    let mut team = vec![None; k];
+    let mut sums = Vec::new();
+    for q in trace {
+        team[q.job] = Some(q.team);
+        if team.iter().all(Option::is_some) {
+            sums.push(team.iter().flatten().sum::<usize>());
+        }
+    }
+    let first = sums.iter().position(|&s| s * 10 <= p * 11)?;
+    let after = &sums[first..];
+    Some((first / k + 1, *after.iter().min()?, *after.iter().max()?))
+}
+
+#[test]
+fn asat_comes_near_the_machine_size_where_the_paper_rule_does_not_on_64_cpus() {
+    let sc = Scenario::together(64, 4, EVAL);
+    let asat = Config::new(64, Rule::Asat, 1);
+    let paper = Config::new(64, Rule::Paper, 1);
+    let (evals, lo, hi) = near_p(&run(&asat, &sc).unwrap(), 4, 64).expect("asat comes near P");
+    assert!(evals <= 8, "asat: within 10% of P at evaluation {evals}");
+    assert!(lo >= 56 && hi <= 76, "asat afterwards: {lo}..={hi}");
+    let p = near_p(&run(&paper, &sc).unwrap(), 4, 64);
+    assert!(
+        p.is_none(),
+        "the paper's rule needs ~48 drops per job: {p:?}"
+    );
+}
+
+#[test]
+fn bad_settings_are_clear_errors() {
+    let mut cfg = Config::new(0, Rule::Asat, 1);
+    let sc = Scenario::together(2, 1, EVAL);
+    let e = run(&cfg, &sc).unwrap_err().to_string();
+    assert!(
+        e.contains("processors 0: must be between 1 and 4096"),
+        "{e}"
+    );
+    cfg.processors = 2;
+    cfg.spin = Duration::ZERO;
+    let e = run(&cfg, &sc).unwrap_err().to_string();
+    assert!(e.contains("spin 0ns: must be above 0"), "{e}");
+    let cfg = Config::new(2, Rule::Asat, 1);
+    let empty = Scenario {
+        jobs: Vec::new(),
+        ..sc
+    };
+    let e = run(&cfg, &empty).unwrap_err().to_string();
+    assert!(e.contains("need 1 to 1024 jobs"), "{e}");
+}
