@@ -68,11 +68,18 @@ fn a_zero_limit_gives_up_on_a_parked_worker() {
     for r in &results {
         assert_eq!(r.threads, 2);
         assert!(r.given_up <= 1);
+        // A member given up on never entered on time; the starting thread always did.
+        assert!(
+            r.prompt >= 1 && r.prompt + r.given_up as usize <= 2,
+            "{r:?}"
+        );
     }
 }
 
 #[test]
 fn without_a_limit_every_member_takes_part() {
     let results = run(None);
-    assert!(results.iter().all(|r| r.given_up == 0 && r.threads == 2));
+    assert!(results
+        .iter()
+        .all(|r| r.given_up == 0 && r.threads == 2 && r.prompt == 2));
 }

@@ -483,10 +483,11 @@ impl Runtime {
     }
 
     /// A timed barrier with `threads` members: the passage is the last member's exit minus the
-    /// first member's entry. Workers created for it first run an empty, untimed team. With `give_up_after`, the starting thread (always the first in)
-    /// waits at most that long for the workers to start; it then revokes the posts no worker
-    /// has claimed (they count as arrived at the barrier, and the passage is reported as at
-    /// least the time waited).
+    /// first member's entry. Workers created for it first run an empty, untimed team. With
+    /// `give_up_after`, the starting thread (always the first in) waits at most that long for
+    /// the workers to start; it then revokes the posts no worker has claimed (they count as
+    /// arrived at the barrier, and the passage is reported as at least the time waited), and
+    /// `prompt` counts the members that entered within the limit.
     fn probe(
         &self,
         ctl: &mut Control,
