@@ -60,12 +60,6 @@ struct Job {
     gone: bool,
 }
 
-const KIND_ARRIVE: u64 = 0;
-
-fn token(kind: u64, job: usize, epoch: u64) -> u64 {
-    kind | (job as u64) << 8 | epoch << 24
-}
-
 /// One simulation run.
 #[derive(Debug)]
 pub(super) struct World<'a> {
@@ -114,7 +108,8 @@ impl<'a> World<'a> {
                 evaluations: 0,
                 gone: false,
             });
-            w.eng.timer(ns(spec.arrive), token(KIND_ARRIVE, j, 0));
+            // The only timers are arrivals; the token is the job.
+            w.eng.timer(ns(spec.arrive), j as u64);
         }
         w
     }
@@ -148,18 +143,14 @@ impl<'a> World<'a> {
         (l * (0.5 + self.eng.uniform())) as Ns
     }
 
-    fn on_timer(&mut self, t: u64) {
-        let (kind, job, epoch) = (t & 0xff, ((t >> 8) & 0xffff) as usize, t >> 24);
-        match kind {
-            KIND_ARRIVE => {
-                let tid = self.eng.spawn(self.spin());
-                self.owners.push(Owner::Member { job, m: 0 });
-                let j = &mut self.jobs[job];
-                j.members.push(tid);
-                j.state.push(MState::Starting);
-            }
-            _ => unreachable!("timer kind {kind} of job {job}, epoch {epoch}"),
-        }
+    /// A job arrives: its master thread starts.
+    fn on_timer(&mut self, job: u64) {
+        let job = job as usize;
+        let tid = self.eng.spawn(self.spin());
+        self.owners.push(Owner::Member { job, m: 0 });
+        let j = &mut self.jobs[job];
+        j.members.push(tid);
+        j.state.push(MState::Starting);
     }
 
     fn on_cpu(&mut self, tid: Tid) {
@@ -184,8 +175,7 @@ impl<'a> World<'a> {
         };
         match self.jobs[job].state[m] {
             MState::Working if m == 0 && self.gathering(job) => {
-                let epoch = self.jobs[job].ep.epoch;
-                self.give_up(job, epoch);
+                self.give_up(job);
                 self.arrive(job, 0);
             }
             MState::Working => self.arrive(job, m),
@@ -376,12 +366,10 @@ impl<'a> World<'a> {
         }
     }
 
-    fn give_up(&mut self, job: usize, epoch: u64) {
+    /// The master of a probe stops waiting: the workers not started yet are revoked.
+    fn give_up(&mut self, job: usize) {
         let now = self.eng.now();
         let ep = &mut self.jobs[job].ep;
-        if ep.epoch != epoch || ep.released {
-            return;
-        }
         for m in 1..ep.size {
             if !ep.started[m] {
                 ep.revoked[m] = true;
