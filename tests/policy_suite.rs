@@ -32,6 +32,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn reductions_of_owned_large_and_nested_values() {
+                    super::reductions_of_owned_values(&rt());
+                }
+
+                #[test]
                 fn panics_propagate_and_the_runtime_stays_usable() {
                     super::panics_propagate(&rt());
                 }
@@ -88,7 +93,7 @@ macro_rules! policy_suite {
 use asat::prelude::*;
 use asat::{Runtime, Schedule};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const SCHEDULES: [Schedule; 5] = [
     Schedule::Static,
@@ -171,6 +176,86 @@ fn reductions_equal_serial(rt: &Runtime) {
         rt.parallel_reduce(5..5, Schedule::Static, || 0, |a, _| a + 1, |a, b| a + b),
         0
     );
+}
+
+/// Values that own memory (moved through the runtime's result slots), values too large for
+/// them, reductions inside a region (inline), and a member that panics after others have put
+/// their values: those values are dropped, and the next reduction is right.
+fn reductions_of_owned_values(rt: &Runtime) {
+    for s in SCHEDULES {
+        // every index once; under the static schedule member order is index order
+        let mut got = rt.parallel_reduce(
+            0..1000,
+            s,
+            Vec::new,
+            |mut v: Vec<usize>, r| {
+                v.extend(r);
+                v
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        );
+        if s != Schedule::Static {
+            got.sort_unstable();
+        }
+        assert_eq!(got, (0..1000).collect::<Vec<_>>(), "{s:?}");
+        let big = rt.parallel_reduce(
+            0..1000,
+            s,
+            || [0u64; 32],
+            |mut a, r| {
+                for i in r {
+                    a[i % 32] += i as u64;
+                }
+                a
+            },
+            |a, b| std::array::from_fn(|k| a[k] + b[k]),
+        );
+        let mut want = [0u64; 32];
+        (0..1000).for_each(|i| want[i % 32] += i as u64);
+        assert_eq!(big, want, "{s:?}");
+    }
+    let inner = Mutex::new(Vec::new());
+    rt.region(|team| {
+        let sum = rt.parallel_reduce(
+            0..100,
+            Schedule::Static,
+            || 0u64,
+            |a, r| a + r.map(|i| i as u64).sum::<u64>(),
+            |a, b| a + b,
+        );
+        inner.lock().unwrap().push((team.index(), sum));
+    });
+    assert!(inner.into_inner().unwrap().iter().all(|&(_, s)| s == 4950));
+    let tracked = Arc::new(());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.parallel_reduce(
+            0..64,
+            Schedule::Static,
+            || Arc::clone(&tracked),
+            |acc, r| {
+                assert!(!r.contains(&63), "the last index panics");
+                acc
+            },
+            |a, _b| a,
+        )
+    }));
+    assert!(r.is_err());
+    assert_eq!(
+        Arc::strong_count(&tracked),
+        1,
+        "the other members' values were dropped"
+    );
+    let sum = rt.parallel_reduce(
+        0..64,
+        Schedule::Static,
+        || 0u64,
+        |a, r| a + r.len() as u64,
+        |a, b| a + b,
+    );
+    assert_eq!(sum, 64);
 }
 
 fn panics_propagate(rt: &Runtime) {

@@ -119,6 +119,7 @@ fn measure_all(
     let reference_us = r.summary.mean;
     let mut out = Vec::new();
     for (name, test) in tests {
+        method.warm_up(&test);
         let before = rt.stats();
         let measured = method.measure(test)?;
         let after = rt.stats();

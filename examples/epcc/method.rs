@@ -10,12 +10,23 @@
 //!    count used is twice the one that first reached it and a test runs about twice the target.
 //! 2. **Outer repetitions.** One untimed run (a warm-up), then `outer` timed runs (20 by
 //!    default); each run's time divided by `r` is one sample, in microseconds.
-//! 3. **Overhead.** The statistics of the samples ([`Summary`]); the construct's overhead is the
+//! 3. **Warm-up (asat's side only), before step 1.** [`Method::warm_up`] runs a test untimed for
+//!    [`WARM_UP_MS`] ms before it is measured. A worker that slept through the previous test is
+//!    woken by the first region, and the kernel sometimes wakes it on the starting thread's CPU,
+//!    where the two share one CPU until the load balancer moves one, a few milliseconds later
+//!    (seen as 10-20 µs regions for 3-10 ms at the start of a test). Step 1 times its first
+//!    runs in that window and settles on a count of 160 or so instead of 5000-10000, and one
+//!    outer repetition then carries the whole stall. EPCC's C suite has no such step; libgomp's
+//!    threads poll for about 300,000 iterations before they sleep.
+//! 4. **Overhead.** The statistics of the samples ([`Summary`]); the construct's overhead is the
 //!    test's mean less its reference's mean, and its spread the test's standard deviation.
 
 use std::time::Instant;
 
 use crate::stats::Summary;
+
+/// How long [`Method::warm_up`] runs a test.
+pub const WARM_UP_MS: u64 = 20;
 
 /// The first inner repetition count tried.
 const FIRST_INNER_REPS: u64 = 10;
@@ -68,6 +79,15 @@ fn time_us(f: impl FnOnce()) -> f64 {
 }
 
 impl Method {
+    /// Runs `test` untimed, [`FIRST_INNER_REPS`] repetitions at a time, for [`WARM_UP_MS`]
+    /// (step 3 of the module docs).
+    pub fn warm_up(&self, mut test: impl FnMut(u64)) {
+        let start = Instant::now();
+        while start.elapsed().as_millis() < u128::from(WARM_UP_MS) {
+            test(FIRST_INNER_REPS);
+        }
+    }
+
     /// Measures `test` (see the module docs).
     pub fn measure(&self, mut test: impl FnMut(u64)) -> Result<Measured, String> {
         let reps = inner_reps(self.target_us, |r| time_us(|| test(r)))?;

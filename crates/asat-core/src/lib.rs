@@ -40,6 +40,7 @@ mod job;
 mod policy;
 mod runtime;
 mod schedule;
+mod slots;
 mod sync;
 mod sys;
 mod team;
@@ -65,5 +66,6 @@ pub use sync::FutexWord;
 pub use sys::thread::ThreadHandle;
 pub use team::Team;
 pub use wait::{
-    SpinThenPark, WaitInfo, WaitOutcome, WaitSite, WaitStrategy, IDLE_SPIN_CAP, PURE_SPIN,
+    SpinThenPark, WaitInfo, WaitOutcome, WaitSite, WaitStrategy, CLOCK_FREE_MIN_SPIN,
+    CLOCK_FREE_POLLS, IDLE_SPIN_CAP, PURE_SPIN,
 };

@@ -294,8 +294,7 @@ impl<'a> Team<'a> {
                 let w = st.barrier.current();
                 w & GENERATION != generation || w & POISON != 0
             };
-            let out = st.barrier.wait_until(released, self.wait, &info);
-            if out.blocked {
+            if st.barrier.wait_until(released, self.wait, &info) {
                 st.blocks.fetch_add(1, Ordering::Relaxed);
             }
         }

@@ -470,7 +470,7 @@ impl Policy for PoolPolicy {
             .unwrap_or(start.max_threads)
             .clamp(1, start.max_threads.max(1));
         if let Some(last) = &st.last {
-            if last.desired == d && self.shared.held_at(&st, start.now) {
+            if last.desired == d && self.shared.held_at(&st, start.now()) {
                 let a = last.threads;
                 st.regions += 1;
                 st.in_region = true;
@@ -493,7 +493,7 @@ impl Policy for PoolPolicy {
         }
         st.regions += 1;
         st.in_region = true;
-        st.placed_at = Some(start.now);
+        st.placed_at = Some(start.now());
         st.last = Some(RegionPlacement {
             seq: start.seq,
             desired: d,

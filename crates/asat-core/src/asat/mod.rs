@@ -524,9 +524,9 @@ impl Policy for Asat {
             return Plan::run(start.max_threads);
         };
         let max = start.max_threads;
-        let step = logic.step(start.now, start.probe, || Machine {
+        let step = logic.step(start.now(), start.probe, || Machine {
             bound: start.cpu_budget().min(max),
-            pressure: pressure.as_mut().and_then(|p| p.sample(start.now)),
+            pressure: pressure.as_mut().and_then(|p| p.sample(start.now())),
             wait: wait.as_mut().and_then(CpuWait::sample),
             idle: idle.as_mut().and_then(CpuIdle::sample),
         });

@@ -40,10 +40,17 @@ use parking_lot::Mutex;
 
 use crate::builder::Hooks;
 use crate::job::JobRef;
+use crate::slots::Slots;
 use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::sys::affinity;
 use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
+mod loops;
+mod probe;
+mod worker;
+
+use worker::Mailbox;
+
 use crate::{
     Builder, CpuSet, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
     Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
@@ -107,6 +114,8 @@ pub(crate) struct Inner {
     region: RegionState,
     /// Index = worker index; entry 0 is unused.
     mailboxes: Box<[CachePadded<Mailbox>]>,
+    /// Used by the region lock's holder only (see the slots module docs).
+    reduce_slots: Slots,
     join_event: CachePadded<Event>,
     shutdown: AtomicBool,
     /// Worker threads started (read without the region lock, which a region holds).
@@ -224,6 +233,7 @@ impl Runtime {
                 mailboxes: (0..max_threads)
                     .map(|_| CachePadded::new(Mailbox::default()))
                     .collect(),
+                reduce_slots: Slots::new(max_threads),
                 join_event: CachePadded::new(Event::default()),
                 shutdown: AtomicBool::new(false),
                 workers_started: AtomicUsize::new(0),
@@ -290,106 +300,37 @@ impl Runtime {
             self.run_inline(f);
             return;
         }
+        self.run_region_then(f, shape, |_| ());
+    }
+
+    /// Runs a region (not inline: the caller is not in one), then `after(panicked)` while this
+    /// thread still holds the region lock, so that state the members left for the starting
+    /// thread (the reduction slots) is read before another region can start; then re-raises
+    /// the team's panic, if any.
+    fn run_region_then<F, R>(&self, f: &F, shape: Shape, after: impl FnOnce(bool) -> R) -> R
+    where
+        F: Fn(&Team<'_>) + Sync,
+    {
         let inner = &*self.inner;
         let mut ctl = inner.region_lock.lock();
         // While this thread holds the region lock, a region it starts from a callback (the
-        // policy's, the wait strategy's, a placement) runs inline instead of deadlocking.
+        // policy's, the wait strategy's, a placement, `after`) runs inline instead of
+        // deadlocking.
         let _in_region = InRegion::enter();
         let (team, mut started) = self.decide(&mut ctl);
         let spawned = ctl.workers.len();
         let team = self.ensure_workers(&mut ctl, team);
-        if ctl.workers.len() != spawned {
+        if ctl.workers.len() != spawned && started.is_some() {
             // Starting threads is not part of the region's time.
-            started = Instant::now();
+            started = Some(Instant::now());
         }
         let panic = self.execute(&mut ctl, team, f, shape, started);
+        let result = after(panic.is_some());
         drop(ctl);
         if let Some(p) = panic {
             resume_unwind(p);
         }
-    }
-
-    /// Runs `f(i)` for every `i` in `range`, shared among a team by `schedule` (`omp parallel
-    /// for`). Every index runs exactly once.
-    pub fn parallel_for<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
-    where
-        F: Fn(usize) + Sync,
-    {
-        self.parallel_for_chunks(range, schedule, move |r| r.for_each(&f));
-    }
-
-    /// Like [`parallel_for`](Runtime::parallel_for), but `f` gets whole chunks (sub-ranges) so
-    /// that its loop can be vectorized.
-    pub fn parallel_for_chunks<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
-    where
-        F: Fn(Range<usize>) + Sync,
-    {
-        if range.is_empty() {
-            return;
-        }
-        // Everything the members need is moved into one closure object, so that a worker
-        // reaches it with as few cache transfers from the starting thread's stack as it can.
-        self.run_region(
-            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f),
-            Shape::loop_with(schedule),
-        );
-    }
-
-    /// Splits `data` into chunks by `schedule` and runs `f(start, chunk)` on each, where
-    /// `start` is the index of the chunk's first element in `data`.
-    pub fn parallel_slice_mut<T, F>(&self, data: &mut [T], schedule: Schedule, f: F)
-    where
-        T: Send,
-        F: Fn(usize, &mut [T]) + Sync,
-    {
-        let base = SlicePtr(data.as_mut_ptr());
-        let len = data.len();
-        self.parallel_for_chunks(0..len, schedule, move |r| {
-            let base = &base;
-            // SAFETY: `r` lies within `0..len`, the chunks handed out by a schedule are
-            // disjoint, and `data` is mutably borrowed for the whole call, so this is the only
-            // reference to these elements while `f` runs.
-            let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(r.start), r.len()) };
-            f(r.start, chunk);
-        });
-    }
-
-    /// A parallel reduction: each member folds the chunks it is handed into its own
-    /// accumulator (starting from `identity()`), then the accumulators are combined in member
-    /// order on the calling thread. With an associative `combine` the result equals the serial
-    /// fold.
-    pub fn parallel_reduce<T, I, F, C>(
-        &self,
-        range: Range<usize>,
-        schedule: Schedule,
-        identity: I,
-        fold: F,
-        combine: C,
-    ) -> T
-    where
-        T: Send,
-        I: Fn() -> T + Sync,
-        F: Fn(T, Range<usize>) -> T + Sync,
-        C: Fn(T, T) -> T,
-    {
-        let slots: Vec<Mutex<Option<T>>> = (0..self.inner.max_threads)
-            .map(|_| Mutex::new(None))
-            .collect();
-        let body = |team: &Team<'_>| {
-            let acc = Cell::new(Some(identity()));
-            team.share(range.clone(), schedule, &|r| {
-                if let Some(a) = acc.take() {
-                    acc.set(Some(fold(a, r)));
-                }
-            });
-            *slots[team.index()].lock() = acc.take();
-        };
-        self.run_region(&body, Shape::loop_with(schedule));
-        slots
-            .into_iter()
-            .filter_map(|s| s.into_inner())
-            .reduce(combine)
-            .unwrap_or_else(identity)
+        result
     }
 
     fn run_inline<F: Fn(&Team<'_>) + Sync>(&self, f: &F) {
@@ -441,30 +382,25 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.
-struct SlicePtr<T>(*mut T);
-// SAFETY: the pointer is only used to build disjoint sub-slices, one per chunk, of a slice that
-// is mutably borrowed for the whole region, and `T: Send` lets the elements move to workers.
-unsafe impl<T: Send> Sync for SlicePtr<T> {}
-
 impl Runtime {
     /// Asks the policy for the team of the region about to start, running the probes it asks
-    /// for. Called with the region lock held. Returns the team size and the instant of the
-    /// decision, which is the region's start (one clock read serves both).
-    fn decide(&self, ctl: &mut Control) -> (usize, Instant) {
+    /// for. Called with the region lock held. Returns the team size and, when the policy read
+    /// the clock through [`RegionStart::now`], that instant, which is then the region's start
+    /// (one clock read serves both; a policy that does not read it saves the read).
+    fn decide(&self, ctl: &mut Control) -> (usize, Option<Instant>) {
         let inner = &*self.inner;
         let mut start = RegionStart {
             seq: ctl.seq,
             max_threads: inner.max_threads,
             last_team: ctl.last_team,
-            now: Instant::now(),
+            now: Cell::new(None),
             probe: None,
             probes_left: MAX_PROBES_PER_REGION,
         };
         loop {
             match inner.policy.plan(&start) {
                 Plan::Run { threads } => {
-                    return (threads.clamp(1, inner.max_threads), start.now);
+                    return (threads.clamp(1, inner.max_threads), start.now.get());
                 }
                 Plan::Probe {
                     threads,
@@ -472,144 +408,41 @@ impl Runtime {
                 } => {
                     let threads = threads.clamp(1, inner.max_threads);
                     if start.probes_left == 0 {
-                        return (threads, start.now);
+                        return (threads, start.now.get());
                     }
                     start.probes_left -= 1;
                     start.probe = Some(self.probe(ctl, threads, give_up_after));
-                    start.now = Instant::now();
+                    start.now.set(None);
                 }
             }
-        }
-    }
-
-    /// A timed barrier with `threads` members: the passage is the last member's exit minus the
-    /// first member's entry. Workers created for it first run an empty, untimed team. With
-    /// `give_up_after`, the starting thread (always the first in) waits at most that long for
-    /// the workers to start; it then revokes the posts no worker has claimed (they count as
-    /// arrived at the barrier, and the passage is reported as at least the time waited), and
-    /// `prompt` counts the members that entered within the limit.
-    fn probe(
-        &self,
-        ctl: &mut Control,
-        threads: usize,
-        give_up_after: Option<Duration>,
-    ) -> ProbeResult {
-        let inner = &*self.inner;
-        let st = &inner.region;
-        let given_up = AtomicU32::new(0);
-        let waited_ns = AtomicU64::new(0);
-        let body = |team: &Team<'_>| {
-            let m = team.index();
-            let enter = st.now_ns();
-            st.probe_enter[m].store(enter, Ordering::Relaxed);
-            if m == 0 {
-                if let Some(limit) = give_up_after {
-                    let workers = &inner.mailboxes[1..team.size()];
-                    // Spin without yielding: the wait is bounded by `limit`, and a yield on a
-                    // crowded CPU would hand it to another process for a whole time slice.
-                    let start = Instant::now();
-                    let mut spins = 0u32;
-                    let all_started = loop {
-                        if workers.iter().all(|mb| mb.claimed()) {
-                            break true;
-                        }
-                        spins += 1;
-                        if spins == PROBE_SPINS_PER_CLOCK_READ {
-                            spins = 0;
-                            if start.elapsed() >= limit {
-                                break false;
-                            }
-                        }
-                        crate::sync::spin_loop();
-                    };
-                    if !all_started {
-                        let k = workers.iter().filter(|mb| mb.revoke()).count();
-                        if k > 0 {
-                            given_up.store(k as u32, Ordering::Relaxed);
-                            waited_ns.store(st.now_ns().saturating_sub(enter), Ordering::Relaxed);
-                            // The revoked members will never arrive: arrive for them.
-                            st.arrive_for(k);
-                        }
-                    }
-                }
-            }
-            team.barrier_with(WaitSite::Probe, || {});
-            st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
-        };
-        let created = ctl.workers.len();
-        let n = self.ensure_workers(ctl, threads);
-        if ctl.workers.len() > created {
-            // A thread's creation is not a sign of load: let the new workers start (one empty
-            // team) before the timed barrier.
-            let warm = Instant::now();
-            if let Some(p) = self.execute(ctl, n, &|_: &Team<'_>| {}, Shape::Probe, warm) {
-                resume_unwind(p);
-            }
-        }
-        let began = Instant::now();
-        // Members given up on keep the times of an earlier probe: mark every slot first.
-        for m in 0..n {
-            st.probe_enter[m].store(u64::MAX, Ordering::Relaxed);
-            st.probe_leave[m].store(0, Ordering::Relaxed);
-        }
-        if let Some(p) = self.execute(ctl, n, &body, Shape::Probe, began) {
-            // Only a callback can panic in a probe (the policy's safe point at the barrier):
-            // re-raised now that every member is done, as a region's panic would be.
-            resume_unwind(p);
-        }
-        let first_in = st.probe_enter[..n]
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(0);
-        let last_out = st.probe_leave[..n]
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .max()
-            .unwrap_or(0);
-        inner.stats.probes.fetch_add(1, Ordering::Relaxed);
-        inner
-            .stats
-            .probe_ns
-            .fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        let passage = last_out
-            .saturating_sub(first_in)
-            .max(waited_ns.load(Ordering::Relaxed));
-        // Members given up on kept `u64::MAX`: never prompt.
-        let limit_ns = give_up_after.map_or(u64::MAX, |l| l.as_nanos() as u64);
-        let prompt = st.probe_enter[..n]
-            .iter()
-            .filter(|a| a.load(Ordering::Relaxed).saturating_sub(first_in) <= limit_ns)
-            .count();
-        ProbeResult {
-            threads: n,
-            passage: Duration::from_nanos(passage),
-            blocked: st.blocks.load(Ordering::Relaxed),
-            given_up: given_up.load(Ordering::Relaxed),
-            prompt: if give_up_after.is_some() { prompt } else { n },
         }
     }
 
     /// Runs `body` on a team of `size` (workers already started), counting the region's wall
-    /// time from `started`. Returns the first panic payload of the team. Probes do not go into
-    /// the stats nor to `region_end`.
+    /// time from `started` when there is one (with timing on, there always is: read here if
+    /// needed). Returns the first panic payload of the team. Probes do not go into the stats
+    /// nor to `region_end`.
     ///
-    /// The starting thread reads the clock once more at the end (twice more with timing: its
-    /// own arrival too); these reads sit on every region's critical path.
+    /// With a start, the starting thread reads the clock once more at the end (twice more with
+    /// timing: its own arrival too); these reads sit on every region's critical path.
     fn execute<F: Fn(&Team<'_>) + Sync>(
         &self,
         ctl: &mut Control,
         size: usize,
         body: &F,
         shape: Shape,
-        started: Instant,
+        started: Option<Instant>,
     ) -> Option<Box<dyn std::any::Any + Send>> {
         let counted = shape != Shape::Probe;
         let inner = &*self.inner;
         let st = &inner.region;
         let job = JobRef::new(body);
         let timing = inner.timing && counted;
-        st.reset(timing.then_some(started), ctl.dirty);
+        let started = match started {
+            None if timing => Some(Instant::now()),
+            s => s,
+        };
+        st.reset(started.filter(|_| timing), ctl.dirty);
         let workers = &inner.mailboxes[1..size];
         let (job_data, job_call) = job.to_words();
         let guard = AbortOnUnwind;
@@ -648,18 +481,12 @@ impl Runtime {
             member: 0,
             team_size: size,
         };
-        if inner
-            .join_event
-            .wait_until(all_done, &*inner.wait, &info)
-            .blocked
-        {
+        if inner.join_event.wait_until(all_done, &*inner.wait, &info) {
             st.blocks.fetch_add(1, Ordering::Relaxed);
         }
         // Every member is done with the body.
         drop(guard);
-        let ended = Instant::now();
-        let wall = ended.saturating_duration_since(started);
-        let departure_ns = wall.as_nanos() as u64;
+        let wall = started.map(|s| s.elapsed());
         if let Shape::Loop { counter: true } = shape {
             // Every member is done with the counter; a store needs no look at the line first.
             st.clear_counter();
@@ -695,7 +522,8 @@ impl Runtime {
             panicked: panic.is_some(),
             timing: None,
         };
-        if timing {
+        if let (true, Some(started), Some(wall)) = (timing, started, wall) {
+            let departure_ns = wall.as_nanos() as u64;
             let start_ns = st.ns_at(started);
             let arrivals = &mut ctl.arrivals[..size];
             arrivals[0] = arrival0;
@@ -784,254 +612,6 @@ impl Shape {
     fn loop_with(schedule: Schedule) -> Shape {
         Shape::Loop {
             counter: !matches!(schedule, Schedule::Static),
-        }
-    }
-}
-
-/// Phases of a mailbox's `state` (low two bits; then [`REVOCABLE`]; the post's token is above).
-const POSTED: u64 = 1;
-const RUNNING: u64 = 2;
-const FINISHED: u64 = 3;
-/// Set in a post the starting thread may revoke (loops and probes, not SPMD regions).
-const REVOCABLE: u64 = 4;
-
-/// A worker's mailbox: the region it is to join, on one cache line with the event it waits
-/// on and the word that says who runs it.
-///
-/// `state` goes `POSTED` (by the starting thread) -> `RUNNING` (the worker claims it, CAS) ->
-/// `FINISHED` (the worker is done with it), or `POSTED` -> `FINISHED` directly when the starting
-/// thread revokes it (CAS) to run the member itself. Whoever wins the CAS runs the member; the
-/// starting thread does not post again before the state is `FINISHED`, so a worker that loses
-/// the race never touches that region. A post without [`REVOCABLE`] (an SPMD region) is never
-/// revoked, so its worker takes it without the CAS, which would cost one more transfer of the
-/// line between CPUs before the member starts.
-#[derive(Debug, Default)]
-struct Mailbox {
-    /// Moves once per post (and once at shutdown); the futex an idle worker sleeps on.
-    event: Event,
-    state: AtomicU64,
-    /// The region's body ([`JobRef::to_words`]); the closure it refers to stays alive on the
-    /// starting thread's stack until this mailbox is `FINISHED` (see the job module docs).
-    job_data: AtomicPtr<()>,
-    job_call: AtomicUsize,
-    size: AtomicUsize,
-    region: AtomicU64,
-    timing: AtomicBool,
-    /// Join arrival of the last region, ns since the runtime's epoch (when timing; the worker
-    /// does not read the region's start, which the starting thread has just written).
-    arrival_ns: AtomicU64,
-}
-
-// A worker reads its whole post with one cache transfer. (loom's atomics are larger.)
-#[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<Mailbox>() <= 64);
-
-impl Mailbox {
-    /// Posts the region written into the mailbox and wakes the worker.
-    #[inline]
-    fn post(&self, revocable: bool) {
-        let token = u64::from(self.event.current().wrapping_add(1));
-        let flag = if revocable { REVOCABLE } else { 0 };
-        self.state
-            .store(token << 3 | flag | POSTED, Ordering::Release);
-        self.event.notify();
-    }
-
-    /// The worker's claim on a posted region: the claimed state word, or `None` when there is
-    /// nothing to claim (revoked, or already run).
-    #[inline]
-    fn claim(&self) -> Option<u64> {
-        let s = self.state.load(Ordering::Acquire);
-        (s & 3 == POSTED
-            && (s & REVOCABLE == 0
-                || self
-                    .state
-                    .compare_exchange(
-                        s,
-                        s ^ POSTED ^ RUNNING,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()))
-        .then_some(s)
-    }
-
-    /// The starting thread's claim on a member whose worker has not started it.
-    #[inline]
-    fn revoke(&self) -> bool {
-        let s = self.state.load(Ordering::Acquire);
-        s & 3 == POSTED
-            && self
-                .state
-                .compare_exchange(
-                    s,
-                    s ^ POSTED ^ FINISHED,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-    }
-
-    /// Whether the posted region was claimed by its worker (or is finished).
-    #[inline]
-    fn claimed(&self) -> bool {
-        self.state.load(Ordering::Acquire) & 3 != POSTED
-    }
-
-    /// Whether the posted region is finished (`SeqCst`: see [`Event::wait_until`]).
-    #[inline]
-    fn finished(&self) -> bool {
-        self.state.load(Ordering::SeqCst) & 3 == FINISHED
-    }
-}
-
-impl Inner {
-    fn worker_main(&self, index: usize) {
-        let thread = ThreadHandle::current();
-        let info = ThreadInfo { index, thread };
-        // A worker only ever runs members of this runtime's regions and its thread callbacks:
-        // a region it starts, from a body or from a hook, runs inline (starting one for real
-        // would wait for the region lock that the region it serves holds). Set once for the
-        // thread's life; the starting thread is marked by `region` for each region.
-        IN_REGION.with(|r| r.set(true));
-        // The hooks and the policy's thread callbacks are user code. A panic in one (the panic
-        // hook has reported it) must not end the worker: a region posted to it would wait for
-        // it forever.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            if let Some(h) = &self.hooks.on_start {
-                h(index);
-            }
-            self.policy.thread_start(&info);
-        }));
-        let mb = &self.mailboxes[index];
-        let mut seen = 0u32;
-        let idle = WaitInfo {
-            site: WaitSite::Idle,
-            member: index,
-            team_size: self.max_threads,
-        };
-        loop {
-            mb.event.wait(seen, &*self.wait, &idle, || false);
-            // Read the sequence before the shutdown flag: the flag is set before the shutdown's
-            // notify, so a sequence that already counts that notify shows the flag set. Read
-            // the other way round, a worker that checked the flag just before a shutdown could
-            // take the shutdown's notify as a region's, find nothing to claim (a revoked loop
-            // member), and sleep past the shutdown forever (found by tests/loom.rs).
-            seen = mb.event.current();
-            if self.shutdown.load(Ordering::Acquire) {
-                // Drop runs only while no region is in progress, so this notify was the
-                // shutdown's, not a region's.
-                break;
-            }
-            let Some(token) = mb.claim() else {
-                // Revoked: the starting thread ran this member itself.
-                continue;
-            };
-            // SAFETY: the starting thread wrote both words from one `JobRef::to_words` before
-            // the post that `claim` acquired.
-            let job = unsafe {
-                JobRef::from_words((
-                    mb.job_data.load(Ordering::Relaxed),
-                    mb.job_call.load(Ordering::Relaxed),
-                ))
-            };
-            let work = Work {
-                job: &job,
-                size: mb.size.load(Ordering::Relaxed),
-                region: mb.region.load(Ordering::Relaxed),
-                timing: mb.timing.load(Ordering::Relaxed),
-            };
-            let arrival = self.run_member(index, thread, &work, true);
-            mb.arrival_ns.store(arrival, Ordering::Relaxed);
-            // The last touch of the region: from here on the starting thread may return.
-            mb.state.store(token ^ POSTED ^ FINISHED, Ordering::SeqCst);
-            self.join_event.notify_sleepers();
-        }
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            self.policy.thread_stop(&info);
-            if let Some(h) = &self.hooks.on_stop {
-                h(index);
-            }
-        }));
-    }
-
-    /// One member's part of a region: placement, body. Returns the arrival time at the join
-    /// (ns since the runtime's epoch, when timing; else 0).
-    fn run_member(&self, member: usize, thread: ThreadHandle, work: &Work<'_>, place: bool) -> u64 {
-        let Work {
-            job,
-            size,
-            region,
-            timing,
-        } = *work;
-        let st = &self.region;
-        let team = Team {
-            state: st,
-            policy: Some(&*self.policy),
-            wait: &*self.wait,
-            member,
-            size,
-            region,
-            thread,
-            _not_send: std::marker::PhantomData,
-        };
-        let mut restore = None;
-        // What `current_thread_index` answers while the body runs.
-        let _member = crate::current::enter(crate::current::Member {
-            index: member,
-            pool: self.max_threads,
-        });
-        // (Inside a region already: workers for their whole life, the starting thread while
-        // `region` runs.)
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            // The policy's placement is user code too: a panic in it poisons the region.
-            if place {
-                restore = self.place(&team);
-            }
-            // SAFETY: the JobRef and its closure outlive every member's run (see the job module
-            // docs): the starting thread waits for all members before returning.
-            unsafe { job.run(&team) }
-        }));
-        if let Err(payload) = result {
-            st.poison(payload);
-        }
-        if let Some(mask) = restore {
-            // Best effort: the caller's own mask could only fail to apply if it had become
-            // invalid, and there is nothing better to do with it then.
-            let _ = affinity::set(&mask);
-            PINNED.with(|p| p.set(None));
-        }
-        if timing {
-            st.now_ns()
-        } else {
-            0
-        }
-    }
-
-    /// Applies the policy's placement; returns the mask to restore for the starting thread.
-    fn place(&self, team: &Team<'_>) -> Option<CpuSet> {
-        let Placement::Cpus(set) = self.policy.placement(&team.info()) else {
-            return None;
-        };
-        if PINNED.with(Cell::get) == Some(set) {
-            return None;
-        }
-        let old = if team.member == 0 {
-            // The starting thread gets its own mask back after the region; one that cannot
-            // be read (CPUs beyond a CpuSet's range) could not be restored, so the thread
-            // is not pinned at all.
-            match affinity::get() {
-                Ok(mask) => Some(mask),
-                Err(_) => return None,
-            }
-        } else {
-            None
-        };
-        if affinity::set(&set).is_ok() {
-            PINNED.with(|p| p.set(Some(set)));
-            old
-        } else {
-            None
         }
     }
 }

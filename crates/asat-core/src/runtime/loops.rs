@@ -1,0 +1,125 @@
+//! Work-shared loops: the `omp parallel for` family, built on regions.
+
+use super::*;
+
+impl Runtime {
+    /// Runs `f(i)` for every `i` in `range`, shared among a team by `schedule` (`omp parallel
+    /// for`). Every index runs exactly once.
+    pub fn parallel_for<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(usize) + Sync,
+    {
+        self.parallel_for_chunks(range, schedule, move |r| r.for_each(&f));
+    }
+
+    /// Like [`parallel_for`](Runtime::parallel_for), but `f` gets whole chunks (sub-ranges) so
+    /// that its loop can be vectorized.
+    pub fn parallel_for_chunks<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(Range<usize>) + Sync,
+    {
+        if range.is_empty() {
+            return;
+        }
+        // Everything the members need is moved into one closure object, so that a worker
+        // reaches it with as few cache transfers from the starting thread's stack as it can.
+        self.run_region(
+            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f),
+            Shape::loop_with(schedule),
+        );
+    }
+
+    /// Splits `data` into chunks by `schedule` and runs `f(start, chunk)` on each, where
+    /// `start` is the index of the chunk's first element in `data`.
+    pub fn parallel_slice_mut<T, F>(&self, data: &mut [T], schedule: Schedule, f: F)
+    where
+        T: Send,
+        F: Fn(usize, &mut [T]) + Sync,
+    {
+        let base = SlicePtr(data.as_mut_ptr());
+        let len = data.len();
+        self.parallel_for_chunks(0..len, schedule, move |r| {
+            let base = &base;
+            // SAFETY: `r` lies within `0..len`, the chunks handed out by a schedule are
+            // disjoint, and `data` is mutably borrowed for the whole call, so this is the only
+            // reference to these elements while `f` runs.
+            let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(r.start), r.len()) };
+            f(r.start, chunk);
+        });
+    }
+
+    /// A parallel reduction: each member folds the chunks it is handed into its own
+    /// accumulator (starting from `identity()`), then the accumulators are combined in member
+    /// order on the calling thread. With an associative `combine` the result equals the serial
+    /// fold.
+    ///
+    /// The members' results reach the calling thread through per-member slots the runtime
+    /// keeps (a line each, no allocation) when a `T` fits in 96 bytes with an alignment of at
+    /// most 16, else through slots allocated for the call. `combine` runs on the calling thread
+    /// while it still holds the region (a region it starts runs inline).
+    pub fn parallel_reduce<T, I, F, C>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        identity: I,
+        fold: F,
+        combine: C,
+    ) -> T
+    where
+        T: Send,
+        I: Fn() -> T + Sync,
+        F: Fn(T, Range<usize>) -> T + Sync,
+        C: Fn(T, T) -> T,
+    {
+        let part = |team: &Team<'_>| {
+            let acc = Cell::new(Some(identity()));
+            team.share(range.clone(), schedule, &|r| {
+                if let Some(a) = acc.take() {
+                    acc.set(Some(fold(a, r)));
+                }
+            });
+            acc.take()
+        };
+        let shape = Shape::loop_with(schedule);
+        if IN_REGION.with(Cell::get) || !Slots::fits::<T>() {
+            let slots: Vec<CachePadded<Mutex<Option<T>>>> = (0..self.inner.max_threads)
+                .map(|_| CachePadded::new(Mutex::new(None)))
+                .collect();
+            self.run_region(
+                &|team: &Team<'_>| *slots[team.index()].lock() = part(team),
+                shape,
+            );
+            return slots
+                .into_iter()
+                .filter_map(|s| CachePadded::into_inner(s).into_inner())
+                .reduce(combine)
+                .unwrap_or_else(identity);
+        }
+        let slots = &self.inner.reduce_slots;
+        let body = |team: &Team<'_>| {
+            if let Some(acc) = part(team) {
+                // SAFETY: `T` fits; this thread runs member `team.index()` of a region started
+                // by the holder of the region lock (not inline: checked above), which drains
+                // the slots as `T` below, after the join; the member puts once, at its end.
+                unsafe { slots.put(team.index(), acc) };
+            }
+        };
+        self.run_region_then(&body, shape, |panicked| {
+            // SAFETY: still holding the region lock, after the join of the region whose
+            // members put `T`s. Dropping the drain (a panicking region, whose panic is
+            // re-raised next, or a panicking `combine`) drops what is left.
+            let results = unsafe { slots.drain::<T>(self.inner.max_threads) };
+            if panicked {
+                return None;
+            }
+            results.reduce(combine)
+        })
+        .unwrap_or_else(identity)
+    }
+}
+
+/// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.
+struct SlicePtr<T>(*mut T);
+// SAFETY: the pointer is only used to build disjoint sub-slices, one per chunk, of a slice that
+// is mutably borrowed for the whole region, and `T: Send` lets the elements move to workers.
+unsafe impl<T: Send> Sync for SlicePtr<T> {}
