@@ -37,6 +37,7 @@ mod error;
 mod fixed;
 mod global;
 mod job;
+mod payload;
 mod policy;
 mod runtime;
 mod schedule;
@@ -59,7 +60,7 @@ pub use policy::{
     MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
     RuntimeInfo, ThreadInfo,
 };
-pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION};
+pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION, REGION_LOCK_WAIT};
 pub use schedule::Schedule;
 #[doc(hidden)]
 pub use sync::FutexWord;

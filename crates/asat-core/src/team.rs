@@ -149,11 +149,21 @@ impl RegionState {
 
     /// Records a panic of a member and releases everyone waiting at a barrier.
     pub(crate) fn poison(&self, payload: Box<dyn Any + Send>) {
-        if !payload.is::<TeamAborted>() {
+        // Only the first user payload is kept; the others are dropped, outside the lock (a
+        // payload's destructor is user code, and may panic: see the payload module).
+        let extra = if payload.is::<TeamAborted>() {
+            Some(payload)
+        } else {
             let mut slot = self.panic.lock();
             if slot.is_none() {
                 *slot = Some(payload);
+                None
+            } else {
+                Some(payload)
             }
+        };
+        if let Some(p) = extra {
+            crate::payload::drop_payload(p);
         }
         self.poisoned.store(true, Ordering::Release);
         self.barrier.set_notify(POISON);

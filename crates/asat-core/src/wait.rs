@@ -30,9 +30,9 @@
 //! [`IDLE_SPIN_CAP`] whatever the strategy returns, so an idle runtime never burns a CPU.
 
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
+use crate::payload::catch;
 use crate::sync::{dekker_fence, AtomicU32, FutexWord, Ordering};
 
 /// The longest an idle worker spins before it blocks, whatever its strategy says.
@@ -278,12 +278,11 @@ impl Event {
         // A strategy is user code; a panic in it (the panic hook has reported it) must not
         // unwind out of a wait: the thread at a join holds the region's body on its stack while
         // workers run it, and an idle worker that unwound would never run a region again.
-        let mut limit =
-            catch_unwind(AssertUnwindSafe(|| strategy.spin_limit(info))).unwrap_or(Duration::ZERO);
+        let mut limit = catch(|| strategy.spin_limit(info)).unwrap_or(Duration::ZERO);
         if info.site == WaitSite::Idle {
             limit = limit.min(IDLE_SPIN_CAP);
         }
-        let report = catch_unwind(AssertUnwindSafe(|| strategy.wants_outcomes())).unwrap_or(false);
+        let report = catch(|| strategy.wants_outcomes()).unwrap_or(false);
         if !report && limit >= CLOCK_FREE_MIN_SPIN && poll_clock_free(done) {
             return false;
         }
@@ -307,7 +306,7 @@ impl Event {
                 waited: start.elapsed(),
                 blocked,
             };
-            let _ = catch_unwind(AssertUnwindSafe(|| strategy.waited(info, &outcome)));
+            let _ = catch(|| strategy.waited(info, &outcome));
         }
         blocked
     }

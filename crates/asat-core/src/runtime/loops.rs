@@ -81,40 +81,49 @@ impl Runtime {
             acc.take()
         };
         let shape = Shape::loop_with(schedule);
-        if IN_REGION.with(Cell::get) || !Slots::fits::<T>() {
-            let slots: Vec<CachePadded<Mutex<Option<T>>>> = (0..self.inner.max_threads)
-                .map(|_| CachePadded::new(Mutex::new(None)))
-                .collect();
-            self.run_region(
-                &|team: &Team<'_>| *slots[team.index()].lock() = part(team),
-                shape,
-            );
-            return slots
-                .into_iter()
-                .filter_map(|s| CachePadded::into_inner(s).into_inner())
-                .reduce(combine)
-                .unwrap_or_else(identity);
+        let mut busy = false;
+        if !IN_REGION.with(Cell::get) && Slots::fits::<T>() {
+            let slots = &self.inner.reduce_slots;
+            let body = |team: &Team<'_>| {
+                if let Some(acc) = part(team) {
+                    // SAFETY: `T` fits; this thread runs member `team.index()` of a region
+                    // started by the holder of the region lock (the body only runs once the
+                    // lock is taken; inline runs use the slots below), which drains the slots
+                    // as `T` after the join; the member puts once, at its end.
+                    unsafe { slots.put(team.index(), acc) };
+                }
+            };
+            let done = self.run_region_then(&body, shape, |panicked| {
+                // SAFETY: still holding the region lock, after the join of the region whose
+                // members put `T`s. Dropping the drain (a panicking region, whose panic is
+                // re-raised next, or a panicking `combine`) drops what is left.
+                let results = unsafe { slots.drain::<T>(self.inner.max_threads) };
+                if panicked {
+                    return None;
+                }
+                results.reduce(&combine)
+            });
+            match done {
+                Some(result) => return result.unwrap_or_else(identity),
+                // Another thread's region held the runtime: run inline, below.
+                None => busy = true,
+            }
         }
-        let slots = &self.inner.reduce_slots;
-        let body = |team: &Team<'_>| {
-            if let Some(acc) = part(team) {
-                // SAFETY: `T` fits; this thread runs member `team.index()` of a region started
-                // by the holder of the region lock (not inline: checked above), which drains
-                // the slots as `T` below, after the join; the member puts once, at its end.
-                unsafe { slots.put(team.index(), acc) };
-            }
-        };
-        self.run_region_then(&body, shape, |panicked| {
-            // SAFETY: still holding the region lock, after the join of the region whose
-            // members put `T`s. Dropping the drain (a panicking region, whose panic is
-            // re-raised next, or a panicking `combine`) drops what is left.
-            let results = unsafe { slots.drain::<T>(self.inner.max_threads) };
-            if panicked {
-                return None;
-            }
-            results.reduce(combine)
-        })
-        .unwrap_or_else(identity)
+        // Inline (inside a region, or the runtime busy), or a `T` too large for the slots.
+        let slots: Vec<CachePadded<Mutex<Option<T>>>> = (0..self.inner.max_threads)
+            .map(|_| CachePadded::new(Mutex::new(None)))
+            .collect();
+        let body = |team: &Team<'_>| *slots[team.index()].lock() = part(team);
+        if busy {
+            self.run_inline(&body);
+        } else {
+            self.run_region(&body, shape);
+        }
+        slots
+            .into_iter()
+            .filter_map(|s| CachePadded::into_inner(s).into_inner())
+            .reduce(combine)
+            .unwrap_or_else(identity)
     }
 }
 

@@ -5,6 +5,13 @@
 //! Regions of one runtime are serialized by the region lock; a region started from inside a
 //! region (on any runtime) runs inline on the calling thread with a team of one.
 //!
+//! A region started while another thread's region holds the lock waits for it at most
+//! [`REGION_LOCK_WAIT`], then also runs inline on the calling thread with a team of one
+//! ([`RuntimeStats::inline_busy`] counts these). The other region may be one whose body waits
+//! for the calling thread (a helper thread the body started and joins), which no wait would
+//! end; and a thread that comes while the team is busy loses nothing by running its region
+//! itself: the workers are taken.
+//!
 //! 1. The starting thread (member 0) takes the region lock and asks the policy for a
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
 //!    which the policy is asked again.
@@ -60,6 +67,13 @@ use crate::{
 /// the workers to start (every this many spins; under loom every spin, so that the model
 /// reaches the give-up).
 const PROBE_SPINS_PER_CLOCK_READ: u32 = if cfg!(loom) { 1 } else { 32 };
+
+/// How long a region start waits for the region lock while another thread's region holds it,
+/// before running inline on the calling thread (see the region protocol).
+pub const REGION_LOCK_WAIT: Duration = Duration::from_millis(1);
+
+/// How long after a failed worker start the runtime tries again.
+const SPAWN_RETRY: Duration = Duration::from_secs(1);
 
 /// How many probes one region start may run before the runtime stops asking.
 pub const MAX_PROBES_PER_REGION: u32 = 4;
@@ -136,6 +150,8 @@ struct Control {
     /// Buffers for the timing of the region that ends (`max_threads` long, reused).
     arrivals: Vec<u64>,
     departures: Vec<u64>,
+    /// When a worker last failed to start (no new attempt for [`SPAWN_RETRY`]).
+    spawn_failed_at: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -149,6 +165,8 @@ struct Counters {
     join_wait_ns: AtomicU64,
     member_ns: AtomicU64,
     wall_ns: AtomicU64,
+    inline_busy: AtomicU64,
+    spawn_failures: AtomicU64,
 }
 
 /// Counters of a runtime since it was built. Times are only gathered when timing is on
@@ -176,6 +194,13 @@ pub struct RuntimeStats {
     pub member_time: Duration,
     /// Wall time of regions, summed.
     pub wall: Duration,
+    /// Regions run inline on their calling thread because another thread's region held the
+    /// runtime for longer than [`REGION_LOCK_WAIT`] (not counted in `regions`).
+    pub inline_busy: u64,
+    /// Worker threads the system refused to start (each also reported once on standard
+    /// error); teams are limited to the workers that did start, and a start is tried again at
+    /// most once a second.
+    pub spawn_failures: u64,
 }
 
 impl RuntimeStats {
@@ -228,6 +253,7 @@ impl Runtime {
                     dirty: false,
                     arrivals: vec![0; max_threads],
                     departures: vec![0; max_threads],
+                    spawn_failed_at: None,
                 })),
                 region: RegionState::new(max_threads, epoch),
                 mailboxes: (0..max_threads)
@@ -276,6 +302,8 @@ impl Runtime {
             join_wait: Duration::from_nanos(s.join_wait_ns.load(Ordering::Relaxed)),
             member_time: Duration::from_nanos(s.member_ns.load(Ordering::Relaxed)),
             wall: Duration::from_nanos(s.wall_ns.load(Ordering::Relaxed)),
+            inline_busy: s.inline_busy.load(Ordering::Relaxed),
+            spawn_failures: s.spawn_failures.load(Ordering::Relaxed),
         }
     }
 
@@ -296,23 +324,25 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
-        if IN_REGION.with(Cell::get) {
+        if IN_REGION.with(Cell::get) || self.run_region_then(f, shape, |_| ()).is_none() {
             self.run_inline(f);
-            return;
         }
-        self.run_region_then(f, shape, |_| ());
     }
 
     /// Runs a region (not inline: the caller is not in one), then `after(panicked)` while this
     /// thread still holds the region lock, so that state the members left for the starting
     /// thread (the reduction slots) is read before another region can start; then re-raises
-    /// the team's panic, if any.
-    fn run_region_then<F, R>(&self, f: &F, shape: Shape, after: impl FnOnce(bool) -> R) -> R
+    /// the team's panic, if any. `None`, having run nothing, when another thread's region held
+    /// the lock for [`REGION_LOCK_WAIT`]: the caller then runs the region inline.
+    fn run_region_then<F, R>(&self, f: &F, shape: Shape, after: impl FnOnce(bool) -> R) -> Option<R>
     where
         F: Fn(&Team<'_>) + Sync,
     {
         let inner = &*self.inner;
-        let mut ctl = inner.region_lock.lock();
+        let Some(mut ctl) = inner.region_lock.try_lock_for(REGION_LOCK_WAIT) else {
+            inner.stats.inline_busy.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
         // While this thread holds the region lock, a region it starts from a callback (the
         // policy's, the wait strategy's, a placement, `after`) runs inline instead of
         // deadlocking.
@@ -330,7 +360,7 @@ impl Runtime {
         if let Some(p) = panic {
             resume_unwind(p);
         }
-        result
+        Some(result)
     }
 
     fn run_inline<F: Fn(&Team<'_>) + Sync>(&self, f: &F) {
@@ -556,12 +586,26 @@ impl Runtime {
         // A panic in region_end propagates like a member's, but a member's comes first (the
         // runtime is consistent either way: the region is over).
         let ended = catch_unwind(AssertUnwindSafe(|| inner.policy.region_end(&report)));
-        panic.or(ended.err())
+        match (panic, ended) {
+            (Some(p), Err(later)) => {
+                crate::payload::drop_payload(later);
+                Some(p)
+            }
+            (p, ended) => p.or(ended.err()),
+        }
     }
 
     /// Starts workers so that a team of `size` can run; returns the size that can (smaller
-    /// only if the system refuses new threads).
+    /// only if the system refuses new threads: counted, reported on standard error the first
+    /// time, and not tried again for [`SPAWN_RETRY`]).
     fn ensure_workers(&self, ctl: &mut Control, size: usize) -> usize {
+        if ctl.workers.len() + 1 < size {
+            if let Some(at) = ctl.spawn_failed_at {
+                if at.elapsed() < SPAWN_RETRY {
+                    return size.min(ctl.workers.len() + 1);
+                }
+            }
+        }
         while ctl.workers.len() + 1 < size {
             let index = ctl.workers.len() + 1;
             let inner = Arc::clone(&self.inner);
@@ -579,7 +623,22 @@ impl Runtime {
                         .workers_started
                         .store(ctl.workers.len(), Ordering::Relaxed);
                 }
-                Err(_) => break,
+                Err(e) => {
+                    let failures = self
+                        .inner
+                        .stats
+                        .spawn_failures
+                        .fetch_add(1, Ordering::Relaxed);
+                    if failures == 0 {
+                        eprintln!(
+                            "asat-core: the system refused to start worker thread {index} \
+                             ({e}); teams are limited to {index} threads (see \
+                             RuntimeStats::spawn_failures)"
+                        );
+                    }
+                    ctl.spawn_failed_at = Some(Instant::now());
+                    break;
+                }
             }
         }
         size.min(ctl.workers.len() + 1)

@@ -1,6 +1,7 @@
 //! Workers: their mailboxes, their main loop, and how one member of a region runs.
 
 use super::*;
+use crate::payload::catch;
 
 /// Phases of a mailbox's `state` (low two bits; then [`REVOCABLE`]; the post's token is above).
 const POSTED: u64 = 1;
@@ -111,12 +112,12 @@ impl Inner {
         // The hooks and the policy's thread callbacks are user code. A panic in one (the panic
         // hook has reported it) must not end the worker: a region posted to it would wait for
         // it forever.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
+        let _ = catch(|| {
             if let Some(h) = &self.hooks.on_start {
                 h(index);
             }
             self.policy.thread_start(&info);
-        }));
+        });
         let mb = &self.mailboxes[index];
         let mut seen = 0u32;
         let idle = WaitInfo {
@@ -161,12 +162,12 @@ impl Inner {
             mb.state.store(token ^ POSTED ^ FINISHED, Ordering::SeqCst);
             self.join_event.notify_sleepers();
         }
-        let _ = catch_unwind(AssertUnwindSafe(|| {
+        let _ = catch(|| {
             self.policy.thread_stop(&info);
             if let Some(h) = &self.hooks.on_stop {
                 h(index);
             }
-        }));
+        });
     }
 
     /// One member's part of a region: placement, body. Returns the arrival time at the join
