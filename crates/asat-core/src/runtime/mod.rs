@@ -96,7 +96,9 @@ loom::thread_local! {
 /// Workers are created lazily, up to `max_threads - 1` (the thread that starts a region is
 /// member 0 of its team), and joined when the runtime is dropped. Any number of runtimes may
 /// live in one process. A runtime is `Sync`: regions started from several threads at once run
-/// one after another.
+/// one after another, except that a region whose start finds another thread's region holding
+/// the runtime for more than [`REGION_LOCK_WAIT`] runs inline on its calling thread (see the
+/// region protocol in the module docs).
 ///
 /// ```
 /// use asat_core::{Runtime, Schedule};
