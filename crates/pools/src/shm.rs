@@ -39,15 +39,25 @@
 //!   after deciding, free a slot that a new process had claimed meanwhile: `tests/inject.rs`
 //!   is its regression test, which widens that window with a pause injected at its place,
 //!   compiled only under `--cfg asat_inject`.)
-//! - A child `fork`ed without `exec` shares its parent's mapping and lock: its copies of the
-//!   parent's table add to the parent's slot, but never free it (only the process that opened
-//!   the table does, when it drops it). A child that opens the table itself gets a slot of its
-//!   own.
+//! - Reclaiming within a process: the locks belong to the open file description, which all
+//!   threads of the process share, so they do not keep two threads of one process from
+//!   reclaiming the same slot at once: one could free it, a new process claim it, and the
+//!   other, stalled after marking it, free the new process's slot. So a table's reclaimers are
+//!   also serialised by a mutex of the table, held across the whole pass:
+//!   [`reclaim_dead`](SharedTable::reclaim_dead) waits for it, and a reader's periodic reclaim
+//!   is skipped while another thread is at it (`tests/inject.rs` has this race too).
+//! - Forks: the file is opened with `O_CLOEXEC`, so a program started with `exec` never holds
+//!   it. A child `fork`ed without `exec` shares its parent's mapping and open file description,
+//!   and with them the parent's locks: its copies of the parent's table add to the parent's
+//!   slot, but never free it and never reclaim (the table records the process that opened it
+//!   and compares it with the caller's pid: a reclaim in the child would pass the locks that
+//!   the parent holds, and the parent's mutex does not serialise it). A child that opens the
+//!   table itself gets a slot, and an open file description, of its own.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::time::Instant;
 
 use crate::sys::SharedWords;
@@ -93,8 +103,11 @@ pub struct SharedTable {
     tag: u64,
     epoch: Instant,
     last_reclaim: AtomicU64,
+    /// Serialises this process's reclaimers of the table (the slot locks do not: they belong
+    /// to the open file description, which the process's threads share).
+    reclaiming: Mutex<()>,
     /// The process that opened the table and owns the slot (a child forked without `exec`
-    /// holds a copy it must not free the slot through).
+    /// holds a copy it must neither free the slot nor reclaim through).
     creator: u32,
 }
 
@@ -188,6 +201,7 @@ impl SharedTable {
             tag,
             epoch: Instant::now(),
             last_reclaim: AtomicU64::new(0),
+            reclaiming: Mutex::new(()),
             creator: std::process::id(),
         };
         table.slot = table.claim()?;
@@ -246,7 +260,28 @@ impl SharedTable {
     }
 
     /// Frees the slots of dead processes (their load with them). Returns how many it freed.
+    ///
+    /// Waits while another thread of this process reclaims this table. In a child forked
+    /// without `exec` from the process that opened the table, it does nothing and returns 0
+    /// (see the [module docs](crate::shm#protocol)).
     pub fn reclaim_dead(&self) -> usize {
+        if std::process::id() != self.creator {
+            return 0;
+        }
+        let guard = match self.reclaiming.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                #[cfg(asat_inject)]
+                crate::inject::pause(crate::inject::Point::ReclaimWaits);
+                self.reclaiming.lock().unwrap_or_else(|e| e.into_inner())
+            }
+        };
+        self.reclaim_holding(&guard)
+    }
+
+    /// One reclaim pass, by the thread holding the table's reclaim mutex.
+    fn reclaim_holding(&self, _reclaiming: &MutexGuard<'_, ()>) -> usize {
         let w = self.map.words();
         let mut freed = 0;
         for s in 0..self.high() {
@@ -314,8 +349,13 @@ impl LoadTable for SharedTable {
 
     fn loads(&self) -> Vec<u32> {
         let now = self.epoch.elapsed().as_nanos() as u64;
-        if now.saturating_sub(self.last_reclaim.load(Ordering::Relaxed)) > RECLAIM_INTERVAL_NS {
-            self.reclaim_dead();
+        if now.saturating_sub(self.last_reclaim.load(Ordering::Relaxed)) > RECLAIM_INTERVAL_NS
+            && std::process::id() == self.creator
+        {
+            // Skipped while another thread reclaims: a reader need not wait for it.
+            if let Ok(g) = self.reclaiming.try_lock() {
+                self.reclaim_holding(&g);
+            }
         }
         let w = self.map.words();
         // Signed sums clamped at 0: a count that reads as negative (only a corrupted file
