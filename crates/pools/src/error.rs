@@ -43,6 +43,12 @@ enum ErrorKind {
         message: String,
         source: Option<std::io::Error>,
     },
+    SharedFile {
+        /// The value of `ASAT_POOLS_SHM_DIR`, when the folder came from it.
+        setting: Option<std::ffi::OsString>,
+        source: asat_core::Error,
+    },
+    NotMachineWide,
     Policy {
         message: String,
     },
@@ -99,6 +105,19 @@ impl Error {
             message: message.into(),
             source,
         })
+    }
+
+    /// The table's folder or file was refused or could not be used (`setting`: the value of
+    /// `ASAT_POOLS_SHM_DIR` the folder came from).
+    pub(crate) fn shared_file(
+        setting: Option<std::ffi::OsString>,
+        source: asat_core::Error,
+    ) -> Self {
+        Self::from(ErrorKind::SharedFile { setting, source })
+    }
+
+    pub(crate) fn not_machine_wide() -> Self {
+        Self::from(ErrorKind::NotMachineWide)
     }
 
     pub(crate) fn policy(message: impl Into<String>) -> Self {
@@ -159,6 +178,24 @@ impl fmt::Display for Error {
             ErrorKind::Table { path, message, .. } => {
                 write!(f, "load table {}: {message}", path.display())
             }
+            ErrorKind::SharedFile {
+                setting: Some(v),
+                source,
+            } => write!(
+                f,
+                "load table folder from ASAT_POOLS_SHM_DIR={v:?} (an absolute path to a folder \
+                 of your own): {source}"
+            ),
+            ErrorKind::SharedFile {
+                setting: None,
+                source,
+            } => write!(f, "load table: {source}"),
+            ErrorKind::NotMachineWide => write!(
+                f,
+                "the machine-wide load table is only for pools of the detected machine \
+                 (Topology::detect), and these pools come from a synthetic or XML topology: give \
+                 their jobs a table in a folder of your own (SharedTable::open_in) or a LocalLoads"
+            ),
             ErrorKind::Policy { message } => write!(f, "pools policy: {message}"),
             ErrorKind::Sim { message } => write!(f, "simulator: {message}"),
         }
@@ -171,6 +208,7 @@ impl std::error::Error for Error {
             ErrorKind::Table {
                 source: Some(e), ..
             } => Some(e),
+            ErrorKind::SharedFile { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -18,6 +18,7 @@
 #![cfg(asat_inject)]
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -52,17 +53,21 @@ fn pools() -> Pools {
     Pools::new(vec![a, b], false).unwrap()
 }
 
-/// A fresh directory for a table, in `/dev/shm` where there is one (removed when dropped).
+/// A fresh directory for a table, mode 0700, in `/dev/shm` where there is one (removed when
+/// dropped).
 fn temp_dir(name: &str) -> tempfile::TempDir {
     let base = if Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")
     } else {
         std::env::temp_dir()
     };
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("asat-pools-inject-{name}-"))
         .tempdir_in(base)
-        .unwrap()
+        .unwrap();
+    // A table's folder must be the user's alone.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    d
 }
 
 /// The other processes of the test.
