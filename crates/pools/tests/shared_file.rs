@@ -7,6 +7,10 @@
 //! Tests that need an environment (`ASAT_POOLS_SHM_DIR`, `XDG_RUNTIME_DIR`) run this test
 //! binary again (`current_exe`) with `ROLE_ENV` set: the test `child_role` then plays the role
 //! and prints `RESULT ...`. Without the variable, `child_role` does nothing.
+//!
+//! The tests run one at a time ([`serial`]): a child process that one test starts holds, from
+//! its `fork` to its `exec`, every open file description of this process, and with them the
+//! slot locks another test takes and then releases by closing its file.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions, Permissions};
@@ -15,7 +19,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{symlink, FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use asat_core::{CpuSet, Runtime};
 use asat_pools::{LoadTable, PoolKind, PoolPolicy, Pools, SharedTable, Topology, SLOTS};
@@ -23,6 +27,12 @@ use asat_pools::{LoadTable, PoolKind, PoolPolicy, Pools, SharedTable, Topology, 
 const ROLE_ENV: &str = "ASAT_POOLS_TEST_ROLE";
 const XML_ENV: &str = "ASAT_POOLS_TEST_XML";
 const DIR_ENV: &str = "ASAT_POOLS_SHM_DIR";
+
+/// Held by each test: one at a time (see the module docs).
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Two pools of two CPUs; `real` declares them this machine's (machine-wide).
 fn pools(real: bool) -> Pools {
@@ -169,6 +179,7 @@ fn child_role() {
 
 #[test]
 fn the_table_is_a_private_file_named_by_its_kind_of_pools() {
+    let _serial = serial();
     let tmp = private_tmp();
     let real = SharedTable::open_in(tmp.path(), &pools(true)).unwrap();
     let model = SharedTable::open_in(tmp.path(), &pools(false)).unwrap();
@@ -189,6 +200,7 @@ fn the_table_is_a_private_file_named_by_its_kind_of_pools() {
 
 #[test]
 fn a_symbolic_link_at_the_tables_path_is_refused_and_its_target_untouched() {
+    let _serial = serial();
     let tmp = private_tmp();
     let elsewhere = tempfile::tempdir().unwrap();
     let victim = elsewhere.path().join("victim");
@@ -201,6 +213,7 @@ fn a_symbolic_link_at_the_tables_path_is_refused_and_its_target_untouched() {
 
 #[test]
 fn a_table_file_open_to_others_or_with_two_links_is_refused() {
+    let _serial = serial();
     let tmp = private_tmp();
     let path = table_path(tmp.path(), &pools(false));
     for mode in [0o666, 0o660, 0o604] {
@@ -217,6 +230,7 @@ fn a_table_file_open_to_others_or_with_two_links_is_refused() {
 
 #[test]
 fn a_table_file_of_another_size_is_refused_and_untouched() {
+    let _serial = serial();
     let tmp = private_tmp();
     let path = table_path(tmp.path(), &pools(false));
     // Shorter (a truncated table would fault in its users' next region), and longer.
@@ -234,6 +248,7 @@ fn a_table_file_of_another_size_is_refused_and_untouched() {
 
 #[test]
 fn a_folder_open_to_others_or_a_link_is_refused() {
+    let _serial = serial();
     let tmp = private_tmp();
     let open = tmp.path().join("open");
     fs::create_dir(&open).unwrap();
@@ -253,6 +268,7 @@ fn a_folder_open_to_others_or_a_link_is_refused() {
 /// every owner are unit-tested in asat-core (`src/private_file/tests.rs`).
 #[test]
 fn another_users_folder_or_table_is_refused() {
+    let _serial = serial();
     let tmp = private_tmp();
     let path = table_path(tmp.path(), &pools(false));
     write_file(&path, &vec![0; LEN as usize], 0o600);
@@ -275,6 +291,7 @@ fn another_users_folder_or_table_is_refused() {
 
 #[test]
 fn relative_and_empty_folders_are_refused() {
+    let _serial = serial();
     for dir in ["", "tables", "./tables"] {
         let e = open_err(Path::new(dir), &pools(false));
         assert!(e.contains("must be an absolute path"), "{dir:?}: {e}");
@@ -288,6 +305,7 @@ fn relative_and_empty_folders_are_refused() {
 
 #[test]
 fn the_default_folder_is_xdg_runtime_dir_and_checked() {
+    let _serial = serial();
     let xdg = private_tmp();
     assert_eq!(
         child(
@@ -315,6 +333,7 @@ fn the_default_folder_is_xdg_runtime_dir_and_checked() {
 
 #[test]
 fn all_slots_held_is_a_clear_error_from_build() {
+    let _serial = serial();
     let tmp = private_tmp();
     let table = SharedTable::open_in(tmp.path(), &pools(true)).unwrap();
     assert_eq!(table.slot(), 0);
@@ -342,6 +361,7 @@ fn all_slots_held_is_a_clear_error_from_build() {
 /// place their threads.
 #[test]
 fn hostile_contents_are_harmless() {
+    let _serial = serial();
     let tmp = private_tmp();
     let table = SharedTable::open_in(tmp.path(), &pools(true)).unwrap();
     let file = OpenOptions::new()
@@ -420,6 +440,7 @@ fn hostile_contents_are_harmless() {
 /// never count in the real machine's table.
 #[test]
 fn a_model_machine_never_uses_the_machine_wide_table() {
+    let _serial = serial();
     let tmp = private_tmp();
     let xml_dir = tempfile::tempdir().unwrap();
     let xml = xml_dir.path().join("machine.xml");
