@@ -13,6 +13,17 @@ pub struct Error {
     kind: ErrorKind,
 }
 
+/// Where the folder of a table came from.
+#[derive(Debug)]
+pub(crate) enum Folder {
+    /// `ASAT_POOLS_SHM_DIR`, with this value.
+    Env(std::ffi::OsString),
+    /// The user's default folder (`$XDG_RUNTIME_DIR` or `/dev/shm/asat-u{uid}`).
+    Default,
+    /// A folder the caller named, or the error is about the file.
+    Other,
+}
+
 #[derive(Debug)]
 enum ErrorKind {
     PoolSizeZero {
@@ -44,8 +55,7 @@ enum ErrorKind {
         source: Option<std::io::Error>,
     },
     SharedFile {
-        /// The value of `ASAT_POOLS_SHM_DIR`, when the folder came from it.
-        setting: Option<std::ffi::OsString>,
+        folder: Folder,
         source: asat_core::Error,
     },
     NotMachineWide,
@@ -107,13 +117,9 @@ impl Error {
         })
     }
 
-    /// The table's folder or file was refused or could not be used (`setting`: the value of
-    /// `ASAT_POOLS_SHM_DIR` the folder came from).
-    pub(crate) fn shared_file(
-        setting: Option<std::ffi::OsString>,
-        source: asat_core::Error,
-    ) -> Self {
-        Self::from(ErrorKind::SharedFile { setting, source })
+    /// The table's folder (from `folder`) or file was refused or could not be used.
+    pub(crate) fn shared_file(folder: Folder, source: asat_core::Error) -> Self {
+        Self::from(ErrorKind::SharedFile { folder, source })
     }
 
     pub(crate) fn not_machine_wide() -> Self {
@@ -178,18 +184,19 @@ impl fmt::Display for Error {
             ErrorKind::Table { path, message, .. } => {
                 write!(f, "load table {}: {message}", path.display())
             }
-            ErrorKind::SharedFile {
-                setting: Some(v),
-                source,
-            } => write!(
-                f,
-                "load table folder from ASAT_POOLS_SHM_DIR={v:?} (an absolute path to a folder \
-                 of your own): {source}"
-            ),
-            ErrorKind::SharedFile {
-                setting: None,
-                source,
-            } => write!(f, "load table: {source}"),
+            ErrorKind::SharedFile { folder, source } => match folder {
+                Folder::Env(v) => write!(
+                    f,
+                    "load table folder from ASAT_POOLS_SHM_DIR={v:?} (must be an absolute path \
+                     to a folder of your own): {source}"
+                ),
+                Folder::Default => write!(
+                    f,
+                    "load table: {source}; ASAT_POOLS_SHM_DIR can name another folder (an \
+                     absolute path to a folder of your own)"
+                ),
+                Folder::Other => write!(f, "load table: {source}"),
+            },
             ErrorKind::NotMachineWide => write!(
                 f,
                 "the machine-wide load table is only for pools of the detected machine \

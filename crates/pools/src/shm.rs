@@ -89,6 +89,7 @@ use std::time::Instant;
 
 use asat_core::private_file::{FileId, PrivateDir, PrivateFile};
 
+use crate::error::Folder;
 use crate::sys::SharedWords;
 use crate::{Error, LoadTable, Pools};
 
@@ -169,8 +170,8 @@ impl SharedTable {
 
     fn default_private_dir() -> Result<PrivateDir, Error> {
         match std::env::var_os(DIR_ENV) {
-            Some(v) => PrivateDir::named(&v).map_err(|e| Error::shared_file(Some(v), e)),
-            None => PrivateDir::user().map_err(|e| Error::shared_file(None, e)),
+            Some(v) => PrivateDir::named(&v).map_err(|e| Error::shared_file(Folder::Env(v), e)),
+            None => PrivateDir::user().map_err(|e| Error::shared_file(Folder::Default, e)),
         }
     }
 
@@ -192,7 +193,7 @@ impl SharedTable {
     ///
     /// Errors: as [`open`](Self::open), but any pools may have a table here.
     pub fn open_in(dir: &Path, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
-        let dir = PrivateDir::named(dir).map_err(|e| Error::shared_file(None, e))?;
+        let dir = PrivateDir::named(dir).map_err(|e| Error::shared_file(Folder::Other, e))?;
         Self::open_private(&dir, pools)
     }
 
@@ -210,7 +211,7 @@ impl SharedTable {
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         let file = dir
             .open_file(&name, (words * 8) as u64)
-            .map_err(|e| Error::shared_file(None, e))?;
+            .map_err(|e| Error::shared_file(Folder::Other, e))?;
         open.retain(|(_, w)| w.strong_count() > 0);
         // A table inherited through `fork` is the parent's: a child opens its own.
         let pid = std::process::id();

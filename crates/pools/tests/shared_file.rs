@@ -321,6 +321,10 @@ fn the_default_folder_is_xdg_runtime_dir_and_checked() {
         &[("XDG_RUNTIME_DIR", Some(xdg.path().as_os_str()))],
     );
     assert!(e.starts_with("ERR ") && e.contains("has mode 0755"), "{e}");
+    assert!(
+        e.contains("ASAT_POOLS_SHM_DIR can name another folder"),
+        "{e}"
+    );
     let e = child(
         "build",
         &[("XDG_RUNTIME_DIR", Some(OsStr::new("run/user")))],
