@@ -14,6 +14,7 @@
 //! by the team (`--work-ms`), as in the paper's job model; jobs start `--stagger-ms` apart so
 //! their regions overlap.
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
@@ -122,13 +123,17 @@ fn launch(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         println!("(synthetic topology: threads are placed but not pinned)");
     }
     // A table of its own for this run, so that the demo starts from an empty machine.
-    let dir = SharedTable::default_dir().join(format!("asat-pools-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        format!(
-            "cannot create the load table's folder {}: {e}",
-            dir.display()
-        )
-    })?;
+    // (A folder of the user's own, inside the private one: mode 0700, as the table needs.)
+    let dir = SharedTable::default_dir()?.join(format!("asat-pools-demo-{}", std::process::id()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| {
+            format!(
+                "cannot create the load table's folder {}: {e}",
+                dir.display()
+            )
+        })?;
     let exe = std::env::current_exe()?;
     let mut children: Vec<Child> = Vec::new();
     for i in 0..args.jobs {

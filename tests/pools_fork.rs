@@ -1,7 +1,8 @@
 //! A child forked without `exec` shares its parent's mapping of the shared load table and the
 //! slot's lock. Its copies of the parent's table and pool policy must neither free the
-//! parent's slot nor take the parent's threads off it, and a child that opens the table itself
-//! gets a slot of its own. (Its own file: it forks the test process.)
+//! parent's slot nor take the parent's threads off it, nor reclaim through the parent's locks,
+//! and a child that opens the table itself gets a slot of its own. (Its own file: it forks the
+//! test process.)
 
 use asat::pools::{LoadTable, PoolPolicy, SharedTable};
 
@@ -101,6 +102,35 @@ fn a_forked_child_leaves_its_parents_slot_alone() {
         vec![parent],
         "the second child's slot was not freed"
     );
+
+    // A process that dies holding a slot of its own (it never frees it).
+    let Some(dead) = fork() else {
+        let own = SharedTable::open_in(dir.path(), &pools()).unwrap();
+        own.add(1, 5);
+        std::mem::forget(own);
+        exit_child(0);
+    };
+    assert_eq!(wait(dead), 0);
+    let dead = dead as u32;
+    assert_eq!(table.owners(), vec![parent, dead]);
+    // A child forked now must not reclaim through its copy of the parent's table: the locks it
+    // would pass are the parent's (and the parent's reclaimers do not know of it).
+    let code = in_child(|| {
+        let freed = table.reclaim_dead();
+        let _ = table.loads();
+        if freed == 0 && table.owners() == vec![parent, dead] {
+            0
+        } else {
+            eprintln!(
+                "child: reclaimed {freed} through the parent's table; owners {:?}",
+                table.owners()
+            );
+            1
+        }
+    });
+    assert_eq!(code, 0, "the child reclaimed through the parent's table");
+    assert_eq!(table.reclaim_dead(), 1);
+    assert_eq!(table.owners(), vec![parent]);
 
     drop(policy);
     assert_eq!(table.loads(), vec![3, 0]);

@@ -66,7 +66,7 @@ fn one_table_per_process_and_layout() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    assert!(name.starts_with("asat-pools-u"), "{name}");
+    assert!(name.starts_with("asat-pools-model-"), "{name}");
     assert_eq!(t1.owners(), vec![std::process::id()]);
     // Two jobs of this process share it.
     let (a, _rt_a) = job(t1.clone(), 2);

@@ -4,6 +4,7 @@
 use asat::core::CpuSet;
 use asat::pools::Pools;
 use asat::{Plan, Policy, RegionStart};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -54,16 +55,19 @@ pub fn pools() -> Pools {
     Pools::new(vec![a, b], false).unwrap()
 }
 
-/// A fresh directory for a load table, in `/dev/shm` where there is one (removed when
-/// dropped).
+/// A fresh directory for a load table, mode 0700, in `/dev/shm` where there is one (removed
+/// when dropped).
 pub fn temp_dir(name: &str) -> tempfile::TempDir {
     let base = if Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")
     } else {
         std::env::temp_dir()
     };
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("asat-pools-test-{name}-"))
         .tempdir_in(base)
-        .unwrap()
+        .unwrap();
+    // A table's folder must be the user's alone.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    d
 }

@@ -1,8 +1,11 @@
 //! The error type of asat-core.
 
 use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
 
-/// An error from building or configuring a runtime.
+/// An error from building or configuring a runtime, or from opening a
+/// [private file](crate::private_file).
 ///
 /// Every message says what was wrong and what is allowed, for example
 /// `max_threads 0: must be between 1 and 4096`.
@@ -33,6 +36,12 @@ enum ErrorKind {
     Policy {
         policy: String,
         message: String,
+    },
+    PrivateFile {
+        what: &'static str,
+        path: PathBuf,
+        message: String,
+        source: Option<io::Error>,
     },
 }
 
@@ -92,6 +101,26 @@ impl Error {
     }
 }
 
+impl Error {
+    /// A private folder or file (see [`private_file`](crate::private_file)) that is refused
+    /// or cannot be used: `what` names it (`"folder"`, `"file"`, ...).
+    pub(crate) fn private_file(
+        what: &'static str,
+        path: &Path,
+        message: impl Into<String>,
+        source: Option<io::Error>,
+    ) -> Self {
+        Self {
+            kind: ErrorKind::PrivateFile {
+                what,
+                path: path.to_owned(),
+                message: message.into(),
+                source,
+            },
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -122,12 +151,29 @@ impl fmt::Display for Error {
                 "environment variable {var}={value:?} is invalid: {allowed}"
             ),
             ErrorKind::Policy { policy, message } => write!(f, "policy {policy}: {message}"),
+            ErrorKind::PrivateFile {
+                what,
+                path,
+                message,
+                source,
+            } => {
+                write!(f, "private {what} {path:?}: {message}")?;
+                match source {
+                    Some(e) => write!(f, " ({e})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        None
+        match &self.kind {
+            ErrorKind::PrivateFile {
+                source: Some(e), ..
+            } => Some(e),
+            _ => None,
+        }
     }
 }

@@ -10,6 +10,8 @@
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.
 //! - Policies here: [`Fixed`], [`Single`], and [`Asat`] (jobs that size themselves to the
 //!   machine's load).
+//! - [`private_file`]: files only the user's own processes can open, for state that policies
+//!   share between processes (asat-pools' load table).
 //!
 //! ```
 //! use asat_core::{Runtime, Schedule};
@@ -39,6 +41,7 @@ mod global;
 mod job;
 mod payload;
 mod policy;
+pub mod private_file;
 mod runtime;
 mod schedule;
 mod slots;

@@ -13,6 +13,17 @@ pub struct Error {
     kind: ErrorKind,
 }
 
+/// Where the folder of a table came from.
+#[derive(Debug)]
+pub(crate) enum Folder {
+    /// `ASAT_POOLS_SHM_DIR`, with this value.
+    Env(std::ffi::OsString),
+    /// The user's default folder (`$XDG_RUNTIME_DIR` or `/dev/shm/asat-u{uid}`).
+    Default,
+    /// A folder the caller named, or the error is about the file.
+    Other,
+}
+
 #[derive(Debug)]
 enum ErrorKind {
     PoolSizeZero {
@@ -43,6 +54,11 @@ enum ErrorKind {
         message: String,
         source: Option<std::io::Error>,
     },
+    SharedFile {
+        folder: Folder,
+        source: asat_core::Error,
+    },
+    NotMachineWide,
     Policy {
         message: String,
     },
@@ -99,6 +115,15 @@ impl Error {
             message: message.into(),
             source,
         })
+    }
+
+    /// The table's folder (from `folder`) or file was refused or could not be used.
+    pub(crate) fn shared_file(folder: Folder, source: asat_core::Error) -> Self {
+        Self::from(ErrorKind::SharedFile { folder, source })
+    }
+
+    pub(crate) fn not_machine_wide() -> Self {
+        Self::from(ErrorKind::NotMachineWide)
     }
 
     pub(crate) fn policy(message: impl Into<String>) -> Self {
@@ -159,6 +184,25 @@ impl fmt::Display for Error {
             ErrorKind::Table { path, message, .. } => {
                 write!(f, "load table {}: {message}", path.display())
             }
+            ErrorKind::SharedFile { folder, source } => match folder {
+                Folder::Env(v) => write!(
+                    f,
+                    "load table folder from ASAT_POOLS_SHM_DIR={v:?} (must be an absolute path \
+                     to a folder of your own): {source}"
+                ),
+                Folder::Default => write!(
+                    f,
+                    "load table: {source}; ASAT_POOLS_SHM_DIR can name another folder (an \
+                     absolute path to a folder of your own)"
+                ),
+                Folder::Other => write!(f, "load table: {source}"),
+            },
+            ErrorKind::NotMachineWide => write!(
+                f,
+                "the machine-wide load table is only for pools of the detected machine \
+                 (Topology::detect), and these pools come from a synthetic or XML topology: give \
+                 their jobs a table in a folder of your own (SharedTable::open_in) or a LocalLoads"
+            ),
             ErrorKind::Policy { message } => write!(f, "pools policy: {message}"),
             ErrorKind::Sim { message } => write!(f, "simulator: {message}"),
         }
@@ -171,6 +215,7 @@ impl std::error::Error for Error {
             ErrorKind::Table {
                 source: Some(e), ..
             } => Some(e),
+            ErrorKind::SharedFile { source, .. } => Some(source),
             _ => None,
         }
     }

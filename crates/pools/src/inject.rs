@@ -1,10 +1,11 @@
-//! Delay injection at the place where the shared table's reclaim race was found, for
+//! Delay injection at the places where the shared table's reclaim races were found, for
 //! `tests/inject.rs`. Compiled only with `RUSTFLAGS="--cfg asat_inject"`: in a normal build
 //! neither this module nor the calls to it exist.
 //!
-//! The race (a reclaimer stalled between deciding a slot's owner is dead and freeing the slot,
-//! while a live process claims it) is microseconds wide. A [`Point`] widens it into a pause
-//! that lasts until the test [`release`]s it, so a test can start the other process in exactly
+//! The races (a reclaimer stalled between deciding a slot's owner is dead and freeing the slot,
+//! while a live process claims it, or while another reclaimer of the same process frees it
+//! first) are microseconds wide. A [`Point`] widens them into a pause that lasts until the test
+//! [`release`]s it, so a test can start the other process, or the other reclaimer, in exactly
 //! that window instead of hoping for it.
 //!
 //! A point acts once per [`arm`]: the next time any thread of this process passes it. [`reset`]
@@ -26,14 +27,20 @@ pub enum Point {
     /// loads and frees it. A process that opens the table during the pause must keep its slot
     /// and its load when the reclaimer goes on.
     Reclaiming,
+    /// A reclaimer in [`SharedTable::reclaim_dead`](crate::SharedTable::reclaim_dead) that
+    /// found another thread of this process reclaiming the same table, just before it waits
+    /// for that one to finish. A test that sees it here knows the second reclaimer is held
+    /// back.
+    ReclaimWaits,
 }
 
-const POINTS: usize = 1;
+const POINTS: usize = 2;
 
 impl Point {
     fn index(self) -> usize {
         match self {
             Point::Reclaiming => 0,
+            Point::ReclaimWaits => 1,
         }
     }
 }

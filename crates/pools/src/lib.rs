@@ -13,8 +13,8 @@
 //! - [`placement`]: the paper's placement rules as pure functions.
 //! - [`PoolPolicy`]: a [`Policy`](asat_core::Policy) for asat-core: team size `a`, members
 //!   pinned to their pool's CPUs.
-//! - [`LoadTable`]: [`SharedTable`] (a file under `/dev/shm`, shared by processes, dead
-//!   processes' load reclaimed) or [`LocalLoads`] (one process).
+//! - [`LoadTable`]: [`SharedTable`] (a file in a folder only the user can use, shared by the
+//!   user's processes, dead processes' load reclaimed) or [`LocalLoads`] (one process).
 //! - [`sim`]: the paper's simulation model, with the same placement functions.
 //!
 //! ```no_run
@@ -48,9 +48,12 @@
 //! counts in the table, and what holding a placement does, is in the [`policy`] module.
 //! [`PoolPolicyBuilder`] options: `f` (F, default 0.8), `g` (G, default 0.5), `desired` (the
 //! desired parallelism `d`, default the runtime's `max_threads`), `pin` (default true; refused
-//! with an error for a synthetic or foreign topology), `table` (default the [`SharedTable`],
-//! whose folder `ASAT_POOLS_SHM_DIR` overrides; the file and its protocol: the [`shm`]
-//! module), `hold` (keep a placement for that long: for fine-grain jobs that start thousands of
+//! with an error for a synthetic or foreign topology), `table` (default: for pools of the
+//! detected machine, the machine-wide [`SharedTable`], in `$XDG_RUNTIME_DIR` or else
+//! `/dev/shm/asat-u{uid}`, a folder that `ASAT_POOLS_SHM_DIR` (an absolute path) overrides; for
+//! pools of a synthetic or XML topology, a table in the process's memory, so that a model
+//! machine never counts in the real one's table; the file, its checks and its protocol: the
+//! [`shm`] module), `hold` (keep a placement for that long: for fine-grain jobs that start thousands of
 //! regions a second). One policy serves one runtime.
 //!
 //! # Examples and benchmark

@@ -3,6 +3,9 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::Pools;
 
 /// Where jobs publish the threads they run in each pool and read everyone's.
 ///
@@ -44,6 +47,25 @@ impl LocalLoads {
             loads: (0..pools).map(|_| AtomicU32::new(0)).collect(),
         }
     }
+}
+
+/// The table in this process's memory of the jobs on `pools` that are not
+/// [machine-wide](Pools::is_machine_wide): the same table for all such jobs of the process on
+/// equal pools while any of them holds it, as they would share the machine-wide table.
+pub(crate) fn process_table(pools: &Pools) -> Arc<LocalLoads> {
+    static TABLES: Mutex<Vec<(Pools, Weak<LocalLoads>)>> = Mutex::new(Vec::new());
+    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    tables.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(t) = tables
+        .iter()
+        .filter(|(p, _)| p == pools)
+        .find_map(|(_, w)| w.upgrade())
+    {
+        return t;
+    }
+    let t = Arc::new(LocalLoads::new(pools.len()));
+    tables.push((pools.clone(), Arc::downgrade(&t)));
+    t
 }
 
 impl fmt::Debug for LocalLoads {

@@ -6,7 +6,10 @@
 //! # Load accounting
 //!
 //! The load index is the number of active threads per pool, in a [`LoadTable`] that the jobs
-//! share (a [`SharedTable`] across processes by default). A job counts as follows, as the
+//! share: by default the machine-wide [`SharedTable`], across processes, for pools of the
+//! detected machine, and a table in this process's memory, shared by its jobs on the same
+//! pools, for the pools of a synthetic or XML topology (a model machine never counts in the
+//! real machine's table; see [`Pools::is_machine_wide`]). A job counts as follows, as the
 //! paper's master thread does:
 //!
 //! - [`build`](PoolPolicyBuilder::build): the job picks its home pool (the least loaded) and
@@ -305,8 +308,12 @@ impl PoolPolicyBuilder {
         self
     }
 
-    /// The load table (default: [`SharedTable::open`] for these pools, shared with every
-    /// process of this user that uses the same pools).
+    /// The load table. By default, for [machine-wide](Pools::is_machine_wide) pools (those of
+    /// the detected machine), [`SharedTable::open`]: shared with every process of this user
+    /// that uses the same pools. For other pools (a synthetic or XML topology's), a table in
+    /// this process's memory that its jobs on the same pools share: a model machine's jobs
+    /// never count in the real machine's table. (For a model machine's jobs in several
+    /// processes, pass [`SharedTable::open_in`] a folder of your own.)
     pub fn table(mut self, table: Arc<dyn LoadTable>) -> Self {
         self.table = Some(table);
         self
@@ -314,6 +321,9 @@ impl PoolPolicyBuilder {
 
     /// Checks the settings, opens the table and registers the job: its home pool is the least
     /// loaded pool now.
+    ///
+    /// Errors: a setting out of range; pinning pools that are not this system's; the shared
+    /// table's folder or file refused, or all its slots held (see [`SharedTable::open`]).
     pub fn build(self) -> Result<PoolPolicy, Error> {
         let Params { f, g } = self.params;
         if !(f >= 0.0 && f.is_finite()) {
@@ -343,9 +353,10 @@ impl PoolPolicyBuilder {
                 }
             }
         }
-        let table = match self.table {
+        let table: Arc<dyn LoadTable> = match self.table {
             Some(t) => t,
-            None => SharedTable::open(&self.pools)?,
+            None if self.pools.is_machine_wide() => SharedTable::open(&self.pools)?,
+            None => crate::load::process_table(&self.pools),
         };
         if table.pools() != self.pools.len() {
             return Err(Error::policy(format!(

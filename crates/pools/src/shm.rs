@@ -1,12 +1,30 @@
 //! [`SharedTable`]: the pools' load table in a shared-memory file, so that jobs in different
 //! processes see each other's load.
 //!
+//! # The file
+//!
+//! One file per pool layout, in a folder only the user can use. Folder and file are opened and
+//! checked by [`asat_core::private_file`]: neither may be a symbolic link, both must be the
+//! user's with no permissions for the group or others, the file must have one link and its
+//! exact size, and its space is reserved when it is created (a full `/dev/shm` is an error at
+//! open, never a `SIGBUS` later). Anything else is refused with an error, never changed.
+//!
+//! - [`SharedTable::open`]: the machine-wide table, for [machine-wide](Pools::is_machine_wide)
+//!   pools only (those of the detected machine; others are refused), named
+//!   `asat-pools-{fingerprint:016x}`, in the folder that `ASAT_POOLS_SHM_DIR` names (an
+//!   absolute path; a relative or empty one is refused), else in the user's own folder
+//!   ([`PrivateDir::user`]: `$XDG_RUNTIME_DIR`, else `/dev/shm/asat-u{uid}`).
+//! - [`SharedTable::open_in`]: a table in a folder the caller names (an absolute path), for
+//!   any pools. Pools that are not machine-wide (a synthetic or XML topology's) get the name
+//!   `asat-pools-model-{fingerprint:016x}`: even in the machine-wide table's folder, with the
+//!   real pools' CPU numbers, they never share that table.
+//!
+//! The fingerprint is [`Pools::fingerprint`]. A missing folder is made with mode 0700 (not its
+//! parents, and never `$XDG_RUNTIME_DIR`).
+//!
 //! # Layout
 //!
-//! One file per user and pool layout: `/dev/shm/asat-pools-u{uid}-{fingerprint:016x}`
-//! (the fingerprint is [`Pools::fingerprint`]; the folder can be changed with
-//! `ASAT_POOLS_SHM_DIR` or [`SharedTable::open_in`]). The file is an array of 64-bit words,
-//! all accessed atomically:
+//! The file is an array of 64-bit words, all accessed atomically:
 //!
 //! | words | content |
 //! |---|---|
@@ -17,18 +35,27 @@
 //! | 8 + s*(1+P) | slot `s`: owner tag (`generation << 32 | pid`, 0 = free) |
 //! | 8 + s*(1+P) + 1 + i | slot `s`: threads the owner runs in pool `i` |
 //!
-//! A zero-filled file is a valid empty table, so a creator needs no initialization step: every
-//! opener grows the file to the layout's size if it is smaller and sets the header words with
-//! compare-and-swap from 0 (all openers write the same values).
+//! A zero-filled file is a valid empty table, so a creator needs no initialization step: the
+//! file is created zero-filled at its full size (concurrent creators follow
+//! [`private_file`'s protocol](asat_core::private_file#concurrent-creators)), and every opener
+//! sets the header words with compare-and-swap from 0 (all openers write the same values). A
+//! file whose header holds other values is refused.
+//!
+//! Only the user's own processes can write the file, but a faulty one can write anything: no
+//! content harms a reader. Loads are summed as signed numbers, saturating, and clamped to
+//! `[0, u32::MAX]`; the high-water mark is capped at [`SLOTS`]; an owner tag that is not a live
+//! process's (no one holds the slot's lock) is reclaimed; a slot held by a live process that
+//! writes nonsense only skews decisions, which stay within the pools.
 //!
 //! # Protocol
 //!
-//! - Each process claims one slot (all its jobs share it). It first takes the
-//!   open-file-description lock (`F_OFD_SETLK`) on byte `s` of the file: the kernel drops it
-//!   when the process dies, however it dies. A slot's owner word is only ever written by a
-//!   process holding the slot's lock, so holding it, the claimer owns the slot whatever the
-//!   word says (free, a dead owner's tag, or `RECLAIMING` left by a process that died while
-//!   reclaiming): it zeroes the loads, then publishes its own tag.
+//! - Each process claims one slot (all its jobs share it: a process has one open table per
+//!   file, found by the file's identity). It first takes the open-file-description lock
+//!   (`F_OFD_SETLK`) on byte `s` of the file: the kernel drops it when the process dies,
+//!   however it dies. A slot's owner word is only ever written by a holder of the slot's lock,
+//!   so holding it, the claimer owns the slot whatever the word says (free, a dead owner's
+//!   tag, or `RECLAIMING` left by a process that died while reclaiming): it zeroes the loads,
+//!   then publishes its own tag.
 //! - A pool's load is the sum over live slots. Only the owner changes its slot's loads.
 //! - Reclaiming: a process that can take the lock of a slot whose word holds a tag knows its
 //!   owner is dead; holding the lock, it sets the word to `RECLAIMING` (readers stop counting
@@ -36,20 +63,33 @@
 //!   claimers both hold the lock, a reclaimer, however slow, can never free a slot that a live
 //!   process has claimed. Readers reclaim at most every 10 ms; [`SharedTable::reclaim_dead`]
 //!   does it at once. (An earlier version decided without the lock and could, when stalled
-//!   after deciding, free a slot that a new process had claimed meanwhile: `tests/inject.rs`
-//!   is its regression test, which widens that window with a pause injected at its place,
-//!   compiled only under `--cfg asat_inject`.)
-//! - A child `fork`ed without `exec` shares its parent's mapping and lock: its copies of the
-//!   parent's table add to the parent's slot, but never free it (only the process that opened
-//!   the table does, when it drops it). A child that opens the table itself gets a slot of its
-//!   own.
+//!   after deciding, free a slot that a new process had claimed meanwhile.)
+//! - Reclaiming within a process: the locks belong to the open file description, which all
+//!   threads of the process share, so they do not keep two threads of one process from
+//!   reclaiming the same slot at once: one could free it, a new process claim it, and the
+//!   other, stalled after marking it, free the new process's slot. So a table's reclaimers are
+//!   also serialised by a mutex of the table, held across the whole pass:
+//!   [`reclaim_dead`](SharedTable::reclaim_dead) waits for it, and a reader's periodic reclaim
+//!   is skipped while another thread is at it. (`tests/inject.rs` is the regression test of
+//!   both races: it widens each window with a pause injected at its place, compiled only
+//!   under `--cfg asat_inject`.)
+//! - Forks: the file is opened with `O_CLOEXEC`, so a program started with `exec` never holds
+//!   it. A child `fork`ed without `exec` shares its parent's mapping and open file description,
+//!   and with them the parent's locks: its copies of the parent's table add to the parent's
+//!   slot, but never free it and never reclaim (the table records the process that opened it
+//!   and compares it with the caller's pid: a reclaim in the child would pass the locks that
+//!   the parent holds, and the parent's mutex does not serialise it). A child that opens the
+//!   table itself gets a slot, and an open file description, of its own.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::time::Instant;
 
+use asat_core::private_file::{FileId, PrivateDir, PrivateFile};
+
+use crate::error::Folder;
 use crate::sys::SharedWords;
 use crate::{Error, LoadTable, Pools};
 
@@ -66,15 +106,18 @@ const RECLAIM_INTERVAL_NS: u64 = 10_000_000;
 /// The number of processes a table can hold at once.
 pub const SLOTS: usize = 256;
 
+/// The environment variable naming the folder of the machine-wide table.
+const DIR_ENV: &str = "ASAT_POOLS_SHM_DIR";
+
 /// A load table shared by all processes of a user that use the same pools (see the
-/// [module docs](crate::shm) for the layout and protocol).
+/// [module docs](crate::shm) for the file, its layout and the protocol).
 ///
 /// [`SharedTable::open`] returns the same table to every caller in a process.
 ///
 /// ```
 /// # use asat_pools::{LoadTable, Pools, SharedTable};
-/// # let dir = std::env::temp_dir().join(format!("asat-pools-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
+/// // A folder of one's own (absolute; made with mode 0700 when missing).
+/// let dir = std::env::temp_dir().join(format!("asat-pools-doc-{}", std::process::id()));
 /// let pools = Pools::new(vec![[0].into_iter().collect(), [1].into_iter().collect()], false)?;
 /// let table = SharedTable::open_in(&dir, &pools)?;
 /// table.add(1, 2);
@@ -87,14 +130,18 @@ pub const SLOTS: usize = 256;
 /// ```
 pub struct SharedTable {
     path: PathBuf,
+    id: FileId,
     map: SharedWords,
     pools: usize,
     slot: usize,
     tag: u64,
     epoch: Instant,
     last_reclaim: AtomicU64,
+    /// Serialises this process's reclaimers of the table (the slot locks do not: they belong
+    /// to the open file description, which the process's threads share).
+    reclaiming: Mutex<()>,
     /// The process that opened the table and owns the slot (a child forked without `exec`
-    /// holds a copy it must not free the slot through).
+    /// holds a copy it must neither free the slot nor reclaim through).
     creator: u32,
 }
 
@@ -102,57 +149,91 @@ impl fmt::Debug for SharedTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedTable")
             .field("path", &self.path)
+            .field("id", &self.id)
             .field("slot", &self.slot)
             .field("loads", &self.loads())
             .finish_non_exhaustive()
     }
 }
 
-static OPEN: Mutex<Vec<(PathBuf, Weak<SharedTable>)>> = Mutex::new(Vec::new());
+/// The tables open in this process, by file (the creator tells a parent's, inherited through
+/// `fork`, from this process's own).
+static OPEN: Mutex<Vec<(FileId, Weak<SharedTable>)>> = Mutex::new(Vec::new());
 
 impl SharedTable {
-    /// The folder of the table files: `ASAT_POOLS_SHM_DIR`, else `/dev/shm`.
-    pub fn default_dir() -> PathBuf {
-        std::env::var_os("ASAT_POOLS_SHM_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/dev/shm"))
+    /// The folder of the machine-wide tables: `ASAT_POOLS_SHM_DIR` (which must be an absolute
+    /// path), else the user's own folder (`$XDG_RUNTIME_DIR`, else `/dev/shm/asat-u{uid}`,
+    /// made when missing). Checked as the [module docs](crate::shm#the-file) say.
+    pub fn default_dir() -> Result<PathBuf, Error> {
+        Ok(Self::default_private_dir()?.path().to_owned())
     }
 
-    /// The table of this user for `pools`, in [`default_dir`](Self::default_dir).
+    fn default_private_dir() -> Result<PrivateDir, Error> {
+        match std::env::var_os(DIR_ENV) {
+            Some(v) => PrivateDir::named(&v).map_err(|e| Error::shared_file(Folder::Env(v), e)),
+            None => PrivateDir::user().map_err(|e| Error::shared_file(Folder::Default, e)),
+        }
+    }
+
+    /// The machine-wide table of this user for `pools`, in
+    /// [`default_dir`](Self::default_dir).
+    ///
+    /// Errors: pools that are not [machine-wide](Pools::is_machine_wide) (a synthetic or XML
+    /// topology's); a folder or file refused (see the [module docs](crate::shm#the-file)); a
+    /// file of another layout; all [`SLOTS`] slots held by live processes.
     pub fn open(pools: &Pools) -> Result<Arc<SharedTable>, Error> {
-        Self::open_in(&Self::default_dir(), pools)
+        if !pools.is_machine_wide() {
+            return Err(Error::not_machine_wide());
+        }
+        Self::open_private(&Self::default_private_dir()?, pools)
     }
 
-    /// The table of this user for `pools`, in `dir`. Callers in one process get the same
-    /// table while any of them holds it.
+    /// The table of this user for `pools`, in `dir` (an absolute path, made with mode 0700
+    /// when missing). Callers in one process get the same table while any of them holds it.
+    ///
+    /// Errors: as [`open`](Self::open), but any pools may have a table here.
     pub fn open_in(dir: &Path, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
-        let path = dir.join(format!(
-            "asat-pools-u{}-{:016x}",
-            crate::sys::uid(),
+        let dir = PrivateDir::named(dir).map_err(|e| Error::shared_file(Folder::Other, e))?;
+        Self::open_private(&dir, pools)
+    }
+
+    fn open_private(dir: &PrivateDir, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
+        let name = format!(
+            "asat-pools-{}{:016x}",
+            if pools.is_machine_wide() {
+                ""
+            } else {
+                "model-"
+            },
             pools.fingerprint()
-        ));
+        );
+        let words = HEADER + SLOTS * (1 + pools.len());
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        let file = dir
+            .open_file(&name, (words * 8) as u64)
+            .map_err(|e| Error::shared_file(Folder::Other, e))?;
         open.retain(|(_, w)| w.strong_count() > 0);
         // A table inherited through `fork` is the parent's: a child opens its own.
         let pid = std::process::id();
         if let Some(t) = open
             .iter()
-            .filter(|(p, _)| *p == path)
+            .filter(|(id, _)| *id == file.id())
             .filter_map(|(_, w)| w.upgrade())
             .find(|t| t.creator == pid)
         {
             return Ok(t);
         }
-        let t = Arc::new(Self::create(path.clone(), pools.len())?);
-        open.push((path, Arc::downgrade(&t)));
+        let id = file.id();
+        let t = Arc::new(Self::create(file, words, pools.len())?);
+        open.push((id, Arc::downgrade(&t)));
         Ok(t)
     }
 
-    fn create(path: PathBuf, pools: usize) -> Result<Self, Error> {
-        let stride = 1 + pools;
-        let words = HEADER + SLOTS * stride;
-        let (map, before) = SharedWords::open(&path, words)
-            .map_err(|e| Error::table(&path, "cannot open or map the file", Some(e)))?;
+    fn create(file: PrivateFile, words: usize, pools: usize) -> Result<Self, Error> {
+        let path = file.path().to_owned();
+        let id = file.id();
+        let map = SharedWords::map(file.into_file(), words)
+            .map_err(|e| Error::table(&path, "cannot map the file", Some(e)))?;
         let incompatible = || {
             Error::table(
                 &path,
@@ -163,9 +244,6 @@ impl SharedTable {
                 None,
             )
         };
-        if before > (words * 8) as u64 {
-            return Err(incompatible());
-        }
         let w = map.words();
         for (i, v) in [
             (W_MAGIC, MAGIC),
@@ -178,16 +256,21 @@ impl SharedTable {
                 Err(_) => return Err(incompatible()),
             }
         }
-        let generation = w[W_GENERATION].fetch_add(1, Ordering::AcqRel) + 1;
+        // (Wrapping: the counter is only ever read modulo 2^32, and a file may hold anything.)
+        let generation = w[W_GENERATION]
+            .fetch_add(1, Ordering::AcqRel)
+            .wrapping_add(1);
         let tag = ((generation & 0xffff_ffff).max(1) << 32) | std::process::id() as u64;
         let mut table = Self {
             path,
+            id,
             map,
             pools,
             slot: usize::MAX,
             tag,
             epoch: Instant::now(),
             last_reclaim: AtomicU64::new(0),
+            reclaiming: Mutex::new(()),
             creator: std::process::id(),
         };
         table.slot = table.claim()?;
@@ -225,7 +308,9 @@ impl SharedTable {
         Err(Error::table(
             &self.path,
             format!(
-                "all {SLOTS} slots are held by live processes: at most {SLOTS} processes can share a table"
+                "all {SLOTS} slots are held by live processes: at most {SLOTS} processes can \
+                 share a table; end some, or give these jobs a table of their own \
+                 (ASAT_POOLS_SHM_DIR, SharedTable::open_in)"
             ),
             None,
         ))
@@ -246,7 +331,28 @@ impl SharedTable {
     }
 
     /// Frees the slots of dead processes (their load with them). Returns how many it freed.
+    ///
+    /// Waits while another thread of this process reclaims this table. In a child forked
+    /// without `exec` from the process that opened the table, it does nothing and returns 0
+    /// (see the [module docs](crate::shm#protocol)).
     pub fn reclaim_dead(&self) -> usize {
+        if std::process::id() != self.creator {
+            return 0;
+        }
+        let guard = match self.reclaiming.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                #[cfg(asat_inject)]
+                crate::inject::pause(crate::inject::Point::ReclaimWaits);
+                self.reclaiming.lock().unwrap_or_else(|e| e.into_inner())
+            }
+        };
+        self.reclaim_holding(&guard)
+    }
+
+    /// One reclaim pass, by the thread holding the table's reclaim mutex.
+    fn reclaim_holding(&self, _reclaiming: &MutexGuard<'_, ()>) -> usize {
         let w = self.map.words();
         let mut freed = 0;
         for s in 0..self.high() {
@@ -314,8 +420,13 @@ impl LoadTable for SharedTable {
 
     fn loads(&self) -> Vec<u32> {
         let now = self.epoch.elapsed().as_nanos() as u64;
-        if now.saturating_sub(self.last_reclaim.load(Ordering::Relaxed)) > RECLAIM_INTERVAL_NS {
-            self.reclaim_dead();
+        if now.saturating_sub(self.last_reclaim.load(Ordering::Relaxed)) > RECLAIM_INTERVAL_NS
+            && std::process::id() == self.creator
+        {
+            // Skipped while another thread reclaims: a reader need not wait for it.
+            if let Ok(g) = self.reclaiming.try_lock() {
+                self.reclaim_holding(&g);
+            }
         }
         let w = self.map.words();
         // Signed sums clamped at 0: a count that reads as negative (only a corrupted file
@@ -342,6 +453,11 @@ impl Drop for SharedTable {
         if std::process::id() != self.creator {
             // A child forked without `exec`: the slot, and the lock it shares, are the
             // parent's.
+            return;
+        }
+        if self.slot >= SLOTS {
+            // Its claim failed (all slots held): it has no slot to free. (This used to zero
+            // the loads of slot `usize::MAX`, an arithmetic overflow.)
             return;
         }
         self.zero_loads(self.slot);

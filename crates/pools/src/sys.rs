@@ -1,19 +1,12 @@
-//! The system calls of asat-pools (Linux): the shared-memory mapping of the load table, its
-//! per-slot locks, and the user id. All `unsafe` of the crate lives here (the calling thread's
-//! CPU affinity comes from `asat_core::CpuSet`, which keeps its own).
+//! The system calls of asat-pools (Linux): the shared-memory mapping of the load table and its
+//! per-slot locks. All `unsafe` of the crate lives here (the file itself is opened and checked
+//! by `asat_core::private_file`, and the calling thread's CPU affinity comes from
+//! `asat_core::CpuSet`, which keep their own).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
 use std::sync::atomic::AtomicU64;
-
-/// The real user id of the process.
-pub(crate) fn uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
-}
 
 /// A file mapped shared into memory, seen as a slice of atomic 64-bit words.
 #[derive(Debug)]
@@ -30,29 +23,21 @@ unsafe impl Send for SharedWords {}
 unsafe impl Sync for SharedWords {}
 
 impl SharedWords {
-    /// Opens (creating it, mode 0600, when missing) the file at `path`, grows it to `words`
-    /// 64-bit words when it is smaller (new bytes read as zero), and maps its first `words`
-    /// words shared. Returns the mapping and the file's size before growing.
-    pub(crate) fn open(path: &Path, words: usize) -> io::Result<(Self, u64)> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)?;
-        let bytes = (words * 8) as u64;
-        let before = file.metadata()?.len();
-        if before < bytes {
-            // Concurrent openers all grow to the same size: harmless.
-            file.set_len(bytes)?;
+    /// Maps the first `words` 64-bit words of `file` shared, read-write. The file must be at
+    /// least `words * 8` bytes long, with its space reserved (as
+    /// `asat_core::private_file` leaves it), so that no access to the mapping can fault; a
+    /// file shortened later by its owner would make accesses fault with `SIGBUS`.
+    pub(crate) fn map(file: File, words: usize) -> io::Result<Self> {
+        let bytes = words * 8;
+        if file.metadata()?.len() < bytes as u64 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        // SAFETY: a fresh shared read-write mapping of `bytes` bytes of an open file; the
-        // kernel picks the address. The result is checked against MAP_FAILED.
+        // SAFETY: a fresh shared read-write mapping of `bytes` bytes of an open file at least
+        // that long; the kernel picks the address. The result is checked against MAP_FAILED.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                bytes as usize,
+                bytes,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
                 file.as_raw_fd(),
@@ -62,14 +47,11 @@ impl SharedWords {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok((
-            Self {
-                file,
-                ptr: ptr.cast(),
-                words,
-            },
-            before,
-        ))
+        Ok(Self {
+            file,
+            ptr: ptr.cast(),
+            words,
+        })
     }
 
     /// The mapped words.
@@ -113,7 +95,7 @@ impl SharedWords {
         }
     }
 
-    /// Releases the lock on byte `slot`.
+    /// Releases the lock on byte `slot` (held through this mapping's open file description).
     pub(crate) fn unlock(&self, slot: usize) -> io::Result<()> {
         self.lock_cmd(libc::F_OFD_SETLK, slot, libc::F_UNLCK as libc::c_short)
             .map(|_| ())
@@ -122,7 +104,7 @@ impl SharedWords {
 
 impl Drop for SharedWords {
     fn drop(&mut self) {
-        // SAFETY: `ptr` and the length are those of the mapping made in `open`, not yet
+        // SAFETY: `ptr` and the length are those of the mapping made in `map`, not yet
         // unmapped; no borrow of the words outlives `&mut self`.
         unsafe {
             libc::munmap(self.ptr.cast(), self.words * 8);

@@ -5,6 +5,12 @@
 //! CPUs hwloc allows); a synthetic or XML topology describes another machine, all of whose
 //! CPUs count as usable. Pools are formed from the usable CPUs only: a NUMA node outside the
 //! mask gives no pool, one partly inside gives a smaller pool.
+//!
+//! Pools remember where they come from: only pools of the machine detected by
+//! [`Topology::detect`] (or explicit pools declared this machine's) are
+//! [machine-wide](Pools::is_machine_wide), and only those use the load table shared by all
+//! processes by default. A synthetic or XML topology describes a model machine, whose pools may
+//! happen to have the real pools' CPU numbers: its jobs must never count in the real table.
 
 use std::fmt;
 use std::path::Path;
@@ -52,6 +58,8 @@ impl std::str::FromStr for PoolKind {
 pub struct Topology {
     inner: hwlocality::Topology,
     this_system: bool,
+    /// Read from this machine by [`Topology::detect`] (and hwloc says it is this system).
+    detected: bool,
     usable: CpuSet,
     source: String,
 }
@@ -61,6 +69,7 @@ impl fmt::Debug for Topology {
         f.debug_struct("Topology")
             .field("source", &self.source)
             .field("this_system", &self.this_system)
+            .field("detected", &self.detected)
             .field("usable", &self.usable)
             .finish_non_exhaustive()
     }
@@ -74,7 +83,7 @@ impl Topology {
     /// The machine this process runs on.
     pub fn detect() -> Result<Self, Error> {
         let inner = hwlocality::Topology::new().map_err(|e| Error::topology("this system", e))?;
-        Self::from_inner(inner, "this system".into())
+        Self::from_inner(inner, "this system".into(), true)
     }
 
     /// A synthetic topology, in hwloc's syntax: `"pack:2 node:2 core:4 pu:2"` is 2 packages
@@ -105,7 +114,7 @@ impl Topology {
             .map_err(|e| bad(&e))?
             .build()
             .map_err(|e| bad(&e))?;
-        Self::from_inner(inner, what)
+        Self::from_inner(inner, what, false)
     }
 
     /// A topology exported as XML (`lstopo machine.xml`).
@@ -116,10 +125,14 @@ impl Topology {
             .map_err(|e| Error::topology(&what, e))?
             .build()
             .map_err(|e| Error::topology(&what, e))?;
-        Self::from_inner(inner, what)
+        Self::from_inner(inner, what, false)
     }
 
-    fn from_inner(inner: hwlocality::Topology, source: String) -> Result<Self, Error> {
+    fn from_inner(
+        inner: hwlocality::Topology,
+        source: String,
+        detect: bool,
+    ) -> Result<Self, Error> {
         let this_system = inner.is_this_system();
         let cpus = inner.cpuset();
         let n = cpus.iter_set().count();
@@ -148,14 +161,26 @@ impl Topology {
         Ok(Self {
             inner,
             this_system,
+            // hwloc's detection reads the environment's HWLOC_XMLFILE or HWLOC_SYNTHETIC
+            // instead of the machine when set: that is a model machine too, unless hwloc was
+            // told it is this one.
+            detected: detect && this_system,
             usable,
             source,
         })
     }
 
     /// Whether this is the machine the process runs on (threads can be pinned to its CPUs).
+    /// An XML or synthetic topology is not, unless hwloc was told it is (`HWLOC_THISSYSTEM=1`).
     pub fn is_this_system(&self) -> bool {
         self.this_system
+    }
+
+    /// Whether this topology was read from the machine by [`Topology::detect`]: its pools are
+    /// [machine-wide](Pools::is_machine_wide). A synthetic or XML topology never is, even one
+    /// hwloc was told is this system.
+    pub fn is_detected(&self) -> bool {
+        self.detected
     }
 
     /// The CPUs pools are formed from: the process's affinity mask on this system, all CPUs of
@@ -205,7 +230,9 @@ impl Topology {
                     .collect()
             }
         };
-        Pools::new(sets, self.this_system)
+        let mut pools = Pools::new(sets, self.this_system)?;
+        pools.machine_wide = self.detected;
+        Ok(pools)
     }
 
     fn object_pools(&self, ty: ObjectType, what: &'static str) -> Result<Vec<CpuSet>, Error> {
@@ -246,6 +273,7 @@ impl Topology {
 pub struct Pools {
     sets: Vec<CpuSet>,
     this_system: bool,
+    machine_wide: bool,
 }
 
 impl fmt::Debug for Pools {
@@ -260,10 +288,10 @@ impl fmt::Debug for Pools {
         write!(
             f,
             "]{}",
-            if self.this_system {
-                ""
-            } else {
-                " (not this system)"
+            match (self.this_system, self.machine_wide) {
+                (_, true) => "",
+                (true, false) => " (this system, not detected)",
+                (false, false) => " (not this system)",
             }
         )
     }
@@ -271,7 +299,8 @@ impl fmt::Debug for Pools {
 
 impl Pools {
     /// Pools from explicit CPU sets. `this_system` says whether the CPUs are this machine's
-    /// (and threads may be pinned to them).
+    /// (and threads may be pinned to them); pools declared this machine's are also
+    /// [machine-wide](Self::is_machine_wide).
     ///
     /// Errors: no pools, an empty pool, a CPU in two pools.
     pub fn new(sets: Vec<CpuSet>, this_system: bool) -> Result<Self, Error> {
@@ -295,7 +324,11 @@ impl Pools {
                 seen.insert(c);
             }
         }
-        Ok(Self { sets, this_system })
+        Ok(Self {
+            sets,
+            this_system,
+            machine_wide: this_system,
+        })
     }
 
     /// The number of pools.
@@ -334,8 +367,20 @@ impl Pools {
         self.this_system
     }
 
+    /// Whether these are pools of the real machine, which may count in the load table that all
+    /// processes of the user share ([`SharedTable::open`](crate::SharedTable::open), the
+    /// default table of a [`PoolPolicy`](crate::PoolPolicy)): pools of the topology
+    /// [`Topology::detect`] read, or explicit pools declared this machine's by
+    /// [`Pools::new`]. Pools of a synthetic or XML topology never are, even with the real
+    /// pools' CPU numbers (or `HWLOC_THISSYSTEM=1`): their jobs get a table of their own.
+    pub fn is_machine_wide(&self) -> bool {
+        self.machine_wide
+    }
+
     /// A 64-bit fingerprint of the pools' CPU sets (FNV-1a), naming the shared load table:
-    /// processes with the same pools share one table.
+    /// processes with the same pools share one table (pools that are not
+    /// [machine-wide](Self::is_machine_wide) never share the machine-wide one: their table's
+    /// name says so, see the [`shm`](crate::shm) module).
     pub fn fingerprint(&self) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut eat = |x: u64| {

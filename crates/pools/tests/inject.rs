@@ -1,10 +1,12 @@
-//! Regression test for the shared table's reclaim race found in review (see the `shm` module
+//! Regression tests for the shared table's reclaim races found in review (see the `shm` module
 //! docs for the protocol): a reclaimer decided that a slot's owner was dead, was delayed, a new
 //! live process claimed the slot meanwhile, and the reclaimer then zeroed that process's load
-//! and freed its slot. The window is microseconds wide, so the test widens it with a pause
-//! injected where the reclaimer has marked the dead slot and not yet freed it
-//! (`asat_pools::inject`, compiled only under `--cfg asat_inject`), starts the new process
-//! during the pause, and then checks that the new process keeps its slot and its load.
+//! and freed its slot; and, with the slot locks taken, two reclaimers of one process (which
+//! share the locks of its open file description) could still do the same. The windows are
+//! microseconds wide, so the tests widen them with a pause injected where the reclaimer has
+//! marked the dead slot and not yet freed it (`asat_pools::inject`, compiled only under
+//! `--cfg asat_inject`), start the new process (and the second reclaimer) during the pause, and
+//! then check that the new process keeps its slot and its load.
 //!
 //! Run with `RUSTFLAGS="--cfg asat_inject" cargo test -p asat-pools --release --test inject`
 //! (`scripts/test` does, with a target directory of its own).
@@ -16,9 +18,11 @@
 #![cfg(asat_inject)]
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -49,17 +53,21 @@ fn pools() -> Pools {
     Pools::new(vec![a, b], false).unwrap()
 }
 
-/// A fresh directory for a table, in `/dev/shm` where there is one (removed when dropped).
+/// A fresh directory for a table, mode 0700, in `/dev/shm` where there is one (removed when
+/// dropped).
 fn temp_dir(name: &str) -> tempfile::TempDir {
     let base = if Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")
     } else {
         std::env::temp_dir()
     };
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("asat-pools-inject-{name}-"))
         .tempdir_in(base)
-        .unwrap()
+        .unwrap();
+    // A table's folder must be the user's alone.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    d
 }
 
 /// The other processes of the test.
@@ -191,10 +199,14 @@ impl Drop for Child {
     }
 }
 
-/// Runs `body` on a thread of its own, with the injection state reset before and after. Fails
-/// if `body` panics or has not returned within `limit` (the thread of a hung body is left
-/// behind; its child processes end with the test process, when their stdin closes).
+/// Runs `body` on a thread of its own, with the injection state reset before and after, one
+/// test at a time. Fails if `body` panics or has not returned within `limit` (the thread of a
+/// hung body is left behind; its child processes end with the test process, when their stdin
+/// closes).
 fn bounded(limit: Duration, body: impl FnOnce() + Send + 'static) {
+    // The injection state is process-wide: one test at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     inject::reset();
     let handle = thread::spawn(body);
     let deadline = Instant::now() + limit;
@@ -299,5 +311,109 @@ fn a_slow_reclaimer_never_frees_a_live_process_slot() {
         assert_eq!(table.owners(), vec![me]);
         assert_eq!(table.loads(), vec![0, 0]);
         assert_eq!(table.reclaim_dead(), 0);
+    });
+}
+
+/// Two reclaimers of this process: the first finds a dead process's slot and stalls after
+/// marking it; the second starts during the stall; then a new process opens the table. When
+/// both have gone on, the dead process's slot must be freed once, and the new process must
+/// keep its slot and its load. (The slot locks belong to the open file description, which the
+/// two reclaimers share, so both passed the dead slot's lock: the second freed the slot, the
+/// new process claimed it, and the first, going on, zeroed the new process's load and freed
+/// its slot. The table's reclaim mutex now holds the second back until the first is done.)
+#[test]
+fn two_reclaimers_of_one_process_never_free_a_live_process_slot() {
+    bounded(WATCHDOG, || {
+        let dir = temp_dir("reclaim2");
+        let table = SharedTable::open_in(dir.path(), &pools()).unwrap();
+        let me = std::process::id();
+
+        let mut dead = Child::spawn("dead", dir.path());
+        let dead_slot: usize = dead.expect("SLOT ").parse().unwrap();
+        let dead_pid = dead.pid();
+        dead.wait_success();
+        assert_eq!(
+            table.owners(),
+            vec![me, dead_pid],
+            "test set-up: the dead process's tag is not in its slot"
+        );
+
+        // The first reclaimer stalls after marking the dead slot.
+        inject::arm(Point::Reclaiming);
+        let first = {
+            let table = table.clone();
+            thread::spawn(move || table.reclaim_dead())
+        };
+        assert!(
+            inject::wait_hits(Point::Reclaiming, 1, STEP),
+            "the first reclaimer never reached the dead process's slot"
+        );
+
+        // The second reclaimer runs meanwhile: it either finishes (it passed the first) or is
+        // seen waiting for the first.
+        inject::arm(Point::ReclaimWaits);
+        let second = {
+            let table = table.clone();
+            thread::spawn(move || table.reclaim_dead())
+        };
+        let deadline = Instant::now() + STEP;
+        while !second.is_finished() && inject::hits(Point::ReclaimWaits) == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the second reclaimer neither finished nor waited within {STEP:?}"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+
+        // A new process opens the table and counts its threads.
+        let mut claimer = Child::spawn("claimer", dir.path());
+        let claimer_slot: usize = claimer.expect("CLAIMED ").parse().unwrap();
+        let claimer_pid = claimer.pid();
+
+        // Both reclaimers go on.
+        inject::release(Point::Reclaiming);
+        inject::release(Point::ReclaimWaits);
+        let deadline = Instant::now() + STEP;
+        while !(first.is_finished() && second.is_finished()) {
+            assert!(
+                Instant::now() < deadline,
+                "the reclaimers did not finish within {STEP:?} of their release"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+        let freed = first.join().unwrap() + second.join().unwrap();
+        assert_eq!(
+            inject::expired(Point::Reclaiming) + inject::expired(Point::ReclaimWaits),
+            0,
+            "a pause ran out before the test released it: the interleaving was not the one \
+             tested"
+        );
+
+        let owners = table.owners();
+        assert!(
+            owners.contains(&claimer_pid),
+            "a reclaimer freed the slot of a live process: owners {owners:?}, the new process \
+             {claimer_pid} in slot {claimer_slot} (the dead one's was {dead_slot})"
+        );
+        assert_eq!(
+            freed, 1,
+            "the reclaimers freed {freed} slots; only the dead process's was to be freed"
+        );
+        assert!(!owners.contains(&dead_pid), "owners {owners:?}");
+        assert_eq!(
+            table.loads(),
+            vec![0, CLAIMER_LOAD],
+            "the dead process's load must be gone and the new process's load counted (new \
+             process in slot {claimer_slot}, the dead one's was {dead_slot})"
+        );
+        claimer.send("CHECK");
+        assert_eq!(
+            claimer.expect("VIEW "),
+            "ok",
+            "the new process's own view of the table is wrong"
+        );
+        claimer.wait_success();
+        assert_eq!(table.owners(), vec![me]);
+        assert_eq!(table.loads(), vec![0, 0]);
     });
 }

@@ -1,5 +1,6 @@
-//! The system calls the runtime needs (Linux): thread ids, CPU affinity, CPU quota. All
-//! `unsafe` of asat-core lives here.
+//! The system calls the runtime needs (Linux): thread ids, CPU affinity, CPU quota, private
+//! shared files. All `unsafe` of asat-core lives here.
 
 pub(crate) mod affinity;
+pub(crate) mod private_file;
 pub(crate) mod thread;
