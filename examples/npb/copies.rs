@@ -42,6 +42,13 @@ impl Run {
         self.copies.iter().map(|c| c.wall_s).sum::<f64>() / self.copies.len() as f64
     }
 
+    /// The mean of the copies' own `Time in seconds` (NPB's timed section), when every copy
+    /// printed one.
+    pub fn npb_s(&self) -> Option<f64> {
+        let times: Option<Vec<f64>> = self.copies.iter().map(|c| c.npb_s).collect();
+        times.map(|t| t.iter().sum::<f64>() / t.len().max(1) as f64)
+    }
+
     /// The CPU seconds of all copies together.
     pub fn cpu_s(&self) -> f64 {
         self.copies.iter().map(|c| c.cpu_s).sum()

@@ -43,9 +43,11 @@
 //! `verified=false` and its times as lower bounds (marked `>` in the table), since a collapse
 //! under oversubscription is what the harness measures.
 //!
-//! Writes `<out>/npb.csv` (`kernel,class,impl,copies,mean_s,max_s,cpu_s,verified`: medians over
-//! the repetitions of the copies' mean wall time, of the time until the last copy finished and
-//! of the CPU seconds of all copies together; rewritten after every kernel and copies count),
+//! Writes `<out>/npb.csv` (`kernel,class,impl,copies,mean_s,max_s,cpu_s,verified,npb_s`:
+//! medians over the repetitions of the copies' mean wall time, of the time until the last copy
+//! finished and of the CPU seconds of all copies together; `npb_s`, NPB's own timed section
+//! (the mean of the copies' `Time in seconds`, median over repetitions); rewritten after every
+//! kernel and copies count),
 //! `<out>/npb.svg` (one panel per kernel, max_s against copies) and prints a table. Progress
 //! goes to stderr.
 
@@ -285,6 +287,11 @@ fn measure(
             mean_s: median(r.iter().map(copies::Run::mean_s).collect()),
             max_s: median(r.iter().map(|x| x.max_s).collect()),
             cpu_s: median(r.iter().map(copies::Run::cpu_s).collect()),
+            npb_s: r
+                .iter()
+                .map(copies::Run::npb_s)
+                .collect::<Option<Vec<f64>>>()
+                .map(median),
             timed_out: r.iter().any(|x| x.timed_out),
         })
         .collect())

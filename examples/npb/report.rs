@@ -29,16 +29,27 @@ pub struct Row {
     /// Whether a repetition's copies were killed at the timeout (the times are then lower
     /// bounds, and the row is not verified).
     pub timed_out: bool,
+    /// Median over repetitions of the copies' mean `Time in seconds` (NPB's timed section);
+    /// `None` when a copy printed none (killed).
+    pub npb_s: Option<f64>,
 }
 
 /// Writes `rows` to `path` as CSV (`verified` is false only for rows killed at the timeout: a
 /// copy that finished without verifying stops the harness).
 pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), String> {
-    let mut csv = String::from("kernel,class,impl,copies,mean_s,max_s,cpu_s,verified\n");
+    let mut csv = String::from("kernel,class,impl,copies,mean_s,max_s,cpu_s,verified,npb_s\n");
     for r in rows {
         csv.push_str(&format!(
-            "{},{},{},{},{:.4},{:.4},{:.4},{}\n",
-            r.kernel, r.class, r.imp, r.copies, r.mean_s, r.max_s, r.cpu_s, !r.timed_out
+            "{},{},{},{},{:.4},{:.4},{:.4},{},{}\n",
+            r.kernel,
+            r.class,
+            r.imp,
+            r.copies,
+            r.mean_s,
+            r.max_s,
+            r.cpu_s,
+            !r.timed_out,
+            r.npb_s.map_or(String::new(), |s| format!("{s:.4}"))
         ));
     }
     fs::write(path, csv).map_err(|e| format!("{}: {e}", path.display()))
