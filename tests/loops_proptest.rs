@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 fn schedule() -> impl Strategy<Value = Schedule> {
     prop_oneof![
         Just(Schedule::Static),
+        (0usize..40).prop_map(Schedule::static_chunked),
         (0usize..40).prop_map(Schedule::dynamic),
         (0usize..40).prop_map(Schedule::guided),
     ]

@@ -95,8 +95,10 @@ use asat::{Runtime, Schedule};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-const SCHEDULES: [Schedule; 5] = [
+const SCHEDULES: [Schedule; 7] = [
     Schedule::Static,
+    Schedule::StaticChunked { chunk: 1 },
+    Schedule::StaticChunked { chunk: 7 },
     Schedule::Dynamic { chunk: 1 },
     Schedule::Dynamic { chunk: 7 },
     Schedule::Guided { min_chunk: 1 },

@@ -5,11 +5,11 @@
 //! syncbench, each with a delay of the syncbench length and per inner repetition:
 //! - reference: one delay on the calling thread;
 //! - `PARALLEL`: one [`Runtime::region`] whose every member runs one delay;
-//! - `FOR`: inside one region, one [`Team::for_each`] over `threads` iterations (static), each
+//! - `FOR`: inside one region, one [`asat::Team::for_each`] over `threads` iterations (static), each
 //!   a delay, with the barrier that ends it;
 //! - `PARALLEL_FOR`: one [`Runtime::parallel_for`] over `threads` iterations (static), each a
 //!   delay;
-//! - `BARRIER`: inside one region, a delay then [`Team::barrier`] on every member;
+//! - `BARRIER`: inside one region, a delay then [`asat::Team::barrier`] on every member;
 //! - `REDUCTION` (against its own reference: a delay and an addition): one
 //!   [`Runtime::parallel_reduce`] over `threads` iterations in which every member runs one delay
 //!   and contributes 1.
@@ -18,18 +18,14 @@
 //! repetition:
 //! - reference: 128 delays on the calling thread;
 //! - inside one region, one work-shared loop of `128 * threads` delays and its barrier, under
-//!   `STATIC` ([`Schedule::Static`]), `STATIC_<c>`, `DYNAMIC_<c>` ([`Schedule::dynamic`]) for
-//!   chunks `c` = 1, 2, 4, ..., 128, and `GUIDED_<c>` ([`Schedule::guided`]) for `c` up to
+//!   `STATIC` ([`Schedule::Static`]), `STATIC_<c>` ([`Schedule::static_chunked`]: OpenMP's
+//!   `schedule(static, c)`, chunks dealt round-robin), `DYNAMIC_<c>` ([`Schedule::dynamic`])
+//!   for chunks `c` = 1, 2, 4, ..., 128, and `GUIDED_<c>` ([`Schedule::guided`]) for `c` up to
 //!   `128 / threads`.
-//!
-//! asat has no static schedule with a chunk size (OpenMP's `schedule(static, c)`: chunks of
-//! `c` dealt round-robin, member `k` taking chunks `k`, `k + n`, ...). `STATIC_<c>` is that
-//! deal written here on [`Team::index`] and [`Team::size`], followed by [`Team::barrier`], as
-//! an OpenMP runtime computes it: without shared state.
 
 use std::hint::black_box;
 
-use asat::{Fixed, Runtime, Schedule, Team};
+use asat::{Fixed, Runtime, Schedule};
 
 use crate::delay::delay;
 use crate::method::{Measured, Method};
@@ -247,34 +243,18 @@ pub fn syncbench(
     Ok(out)
 }
 
-/// `schedule(static, chunk)` over `0..total` on `team`: chunks dealt round-robin by member
-/// index, then the loop's barrier.
-fn static_chunked(team: &Team<'_>, total: usize, chunk: usize, f: impl Fn(usize)) {
-    let stride = chunk * team.size();
-    let mut lo = chunk * team.index();
-    while lo < total {
-        (lo..(lo + chunk).min(total)).for_each(&f);
-        lo += stride;
-    }
-    team.barrier();
-}
-
 /// A schedbench test: inside one region, `r` loops of `total` iterations doing `work` under
-/// `schedule`, or under the round-robin static deal of `chunked` iterations when given.
+/// `schedule`.
 fn sched_test<'a>(
     rt: &'a Runtime,
     total: usize,
     work: Work<'a>,
     schedule: Schedule,
-    chunked: Option<usize>,
 ) -> Box<dyn Fn(u64) + 'a> {
     Box::new(move |r| {
         rt.region(|team| {
             for _ in 0..r {
-                match chunked {
-                    Some(c) => static_chunked(team, total, c, |_| work()),
-                    None => team.for_each(0..total, schedule, |_| work()),
-                }
+                team.for_each(0..total, schedule, |_| work());
             }
         });
     })
@@ -293,18 +273,18 @@ fn sched_tests<'a>(rt: &'a Runtime, n: usize, work: Work<'a>) -> (Test<'a>, Vec<
     );
     let mut tests: Vec<Test<'a>> = vec![(
         "STATIC".into(),
-        sched_test(rt, total, work, Schedule::Static, None),
+        sched_test(rt, total, work, Schedule::Static),
     )];
     for c in chunks_up_to(ITERS_PER_THREAD) {
-        let t = sched_test(rt, total, work, Schedule::Static, Some(c));
+        let t = sched_test(rt, total, work, Schedule::static_chunked(c));
         tests.push((format!("STATIC_{c}"), t));
     }
     for c in chunks_up_to(ITERS_PER_THREAD) {
-        let t = sched_test(rt, total, work, Schedule::dynamic(c), None);
+        let t = sched_test(rt, total, work, Schedule::dynamic(c));
         tests.push((format!("DYNAMIC_{c}"), t));
     }
     for c in chunks_up_to(ITERS_PER_THREAD / n) {
-        let t = sched_test(rt, total, work, Schedule::guided(c), None);
+        let t = sched_test(rt, total, work, Schedule::guided(c));
         tests.push((format!("GUIDED_{c}"), t));
     }
     (reference, tests)
@@ -348,7 +328,7 @@ mod tests {
         for (total, chunk) in [(20, 1), (20, 3), (7, 8), (0, 2), (384, 128)] {
             let seen: Vec<Mutex<Vec<usize>>> = (0..3).map(|_| Mutex::new(Vec::new())).collect();
             rt.region(|team| {
-                static_chunked(team, total, chunk, |i| {
+                team.for_each(0..total, Schedule::static_chunked(chunk), |i| {
                     seen[team.index()].lock().unwrap().push(i);
                 });
             });

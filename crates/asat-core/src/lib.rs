@@ -2,9 +2,9 @@
 //! size, placement, how threads wait) is made by a pluggable [`Policy`].
 //!
 //! - [`Runtime`] runs parallel loops ([`Runtime::parallel_for`], [`Runtime::parallel_reduce`],
-//!   ...) with [`Schedule::Static`], [`Schedule::Dynamic`] or [`Schedule::Guided`] chunking, and
-//!   SPMD regions ([`Runtime::region`]) whose members share loops and meet at
-//!   [`Team::barrier`].
+//!   ...) with [`Schedule::Static`], [`Schedule::StaticChunked`], [`Schedule::Dynamic`] or
+//!   [`Schedule::Guided`] chunking, and SPMD regions ([`Runtime::region`]) whose members share
+//!   loops and meet at [`Team::barrier`].
 //! - [`Policy`] decides each region's team (and may first [probe](Plan::Probe) the machine with
 //!   a timed barrier), where members run, and learns how the region went.
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.

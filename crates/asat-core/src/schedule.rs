@@ -13,6 +13,13 @@ pub enum Schedule {
     /// `[len*k/n, len*(k+1)/n)`. No shared state; the cheapest schedule.
     #[default]
     Static,
+    /// Chunks of `chunk` iterations dealt round-robin (OpenMP's `schedule(static, chunk)`):
+    /// member `k` of `n` runs chunks `k`, `k + n`, `k + 2n`, ... No shared state. A `chunk` of
+    /// 0 is taken as 1.
+    StaticChunked {
+        /// Iterations per chunk.
+        chunk: usize,
+    },
     /// Chunk self-scheduling: members take `chunk` iterations at a time from a shared counter
     /// until none are left. A `chunk` of 0 is taken as 1.
     Dynamic {
@@ -28,6 +35,16 @@ pub enum Schedule {
 }
 
 impl Schedule {
+    /// [`Schedule::StaticChunked`] with `chunk`.
+    pub const fn static_chunked(chunk: usize) -> Self {
+        Schedule::StaticChunked { chunk }
+    }
+
+    /// Whether members take chunks from a shared counter (dynamic and guided schedules).
+    pub(crate) const fn uses_counter(self) -> bool {
+        matches!(self, Schedule::Dynamic { .. } | Schedule::Guided { .. })
+    }
+
     /// [`Schedule::Dynamic`] with `chunk`.
     pub const fn dynamic(chunk: usize) -> Self {
         Schedule::Dynamic { chunk }
@@ -45,6 +62,24 @@ pub(crate) fn static_chunk(len: usize, member: usize, size: usize) -> Range<usiz
     let lo = (len as u128 * member as u128 / size as u128) as usize;
     let hi = (len as u128 * (member as u128 + 1) / size as u128) as usize;
     lo..hi
+}
+
+/// Member `member`'s chunks of `0..len` under [`Schedule::StaticChunked`] with `size` members:
+/// chunks `member`, `member + size`, ... of `chunk` iterations (0 taken as 1).
+#[inline]
+pub(crate) fn dealt_chunks(
+    len: usize,
+    chunk: usize,
+    member: usize,
+    size: usize,
+) -> impl Iterator<Item = Range<usize>> {
+    let chunk = chunk.max(1);
+    let stride = chunk.saturating_mul(size.max(1));
+    let first = chunk.saturating_mul(member);
+    // `step_by` over the chunks' starts; a start that would overflow is past `len` anyway.
+    (first..len)
+        .step_by(stride.max(1))
+        .map(move |lo| lo..lo.saturating_add(chunk).min(len))
 }
 
 /// The size of the next guided chunk when `remaining` iterations are left.
@@ -66,7 +101,7 @@ pub(crate) fn take_chunk(
     size: usize,
 ) -> Option<Range<usize>> {
     match schedule {
-        Schedule::Static => None,
+        Schedule::Static | Schedule::StaticChunked { .. } => None,
         Schedule::Dynamic { chunk } => {
             let chunk = chunk.clamp(1, len.max(1));
             // Relaxed is enough: the counter only partitions indices; the data the loop body
@@ -149,6 +184,38 @@ mod tests {
         assert_eq!(sizes[0], 25);
         assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
         assert!(sizes[..sizes.len() - 1].iter().all(|&s| s >= 3));
+    }
+
+    #[test]
+    fn dealt_chunks_go_round_robin_and_cover_the_range_once() {
+        assert_eq!(
+            dealt_chunks(10, 3, 1, 2).collect::<Vec<_>>(),
+            vec![3..6, 9..10]
+        );
+        assert_eq!(
+            dealt_chunks(10, 0, 0, 3).count(),
+            4,
+            "0 is 1: indices 0, 3, 6, 9"
+        );
+        assert_eq!(dealt_chunks(2, 5, 1, 2).count(), 0);
+        assert_eq!(
+            dealt_chunks(usize::MAX, usize::MAX / 2, 1, 4).collect::<Vec<_>>(),
+            vec![usize::MAX / 2..usize::MAX - 1]
+        );
+        for len in [0usize, 1, 7, 100, 1001] {
+            for chunk in [0usize, 1, 3, 64, 2000] {
+                for size in 1..6 {
+                    let mut seen = vec![0u8; len];
+                    for m in 0..size {
+                        for r in dealt_chunks(len, chunk, m, size) {
+                            assert!(r.len() <= chunk.max(1));
+                            r.for_each(|i| seen[i] += 1);
+                        }
+                    }
+                    assert!(seen.iter().all(|&c| c == 1), "{len} {chunk} {size}");
+                }
+            }
+        }
     }
 
     #[test]

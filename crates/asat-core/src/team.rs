@@ -32,7 +32,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::schedule::{static_chunk, take_chunk};
+use crate::schedule::{dealt_chunks, static_chunk, take_chunk};
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::wait::{Event, WaitInfo, WaitSite};
 use crate::{MemberInfo, Policy, Schedule, ThreadHandle, WaitStrategy};
@@ -337,6 +337,15 @@ impl<'a> Team<'a> {
             Schedule::Static => {
                 let r = static_chunk(len, self.member, self.size);
                 if !r.is_empty() {
+                    self.safe_point();
+                    f(base + r.start..base + r.end);
+                }
+            }
+            Schedule::StaticChunked { chunk } => {
+                for r in dealt_chunks(len, chunk, self.member, self.size) {
+                    if self.state.is_poisoned() {
+                        break;
+                    }
                     self.safe_point();
                     f(base + r.start..base + r.end);
                 }

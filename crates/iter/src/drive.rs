@@ -42,6 +42,7 @@ impl Plan {
         let in_blocks = |n: usize| n.div_ceil(block).max(1);
         let schedule = match hints.schedule {
             Some(Schedule::Dynamic { chunk }) => Schedule::dynamic(in_blocks(chunk)),
+            Some(Schedule::StaticChunked { chunk }) => Schedule::static_chunked(in_blocks(chunk)),
             Some(Schedule::Guided { min_chunk }) => Schedule::guided(in_blocks(min_chunk)),
             Some(s) => s,
             // Pieces of at most max_len indices; a minimum above the maximum wins.

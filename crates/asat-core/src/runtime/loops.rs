@@ -50,8 +50,10 @@ impl Runtime {
 
     /// A parallel reduction: each member folds the chunks it is handed into its own
     /// accumulator (starting from `identity()`), then the accumulators are combined in member
-    /// order on the calling thread. With an associative `combine` the result equals the serial
-    /// fold.
+    /// order on the calling thread. Under [`Schedule::Static`] each member's chunk is one
+    /// contiguous run and members are in index order, so with an associative `combine` the
+    /// result equals the serial fold; under the other schedules a member's chunks are not
+    /// contiguous, and `combine` must also be commutative for that.
     ///
     /// The members' results reach the calling thread through per-member slots the runtime
     /// keeps (a line each, no allocation) when a `T` fits in 96 bytes with an alignment of at

@@ -672,7 +672,7 @@ enum Shape {
 impl Shape {
     fn loop_with(schedule: Schedule) -> Shape {
         Shape::Loop {
-            counter: !matches!(schedule, Schedule::Static),
+            counter: schedule.uses_counter(),
         }
     }
 }
