@@ -27,9 +27,9 @@
 //!   [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut),
 //!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut).
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
-//!   `flat_map_iter`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed
-//!   iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `step_by`, `take`,
-//!   `skip`, `with_min_len`, `with_max_len`.
+//!   `flat_map_iter`, `chain`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed iterators
+//!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
+//!   `skip`, `with_min_len`, `with_max_len` (`chain` of two indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `sum`, `product`, `reduce`, `reduce_with`,
 //!   `count`, `min`/`max` and their `_by`/`_by_key` forms, `any`, `all`, `find_any`,
 //!   `find_first`, `find_last`, `position_any`, `position_first`, `collect` (into `Vec`,
@@ -40,7 +40,9 @@
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
 //! Not here (yet): `par_sort*`, `par_extend`, `flat_map` with a parallel inner iterator (use
-//! `flat_map_iter`), `chain`, `rev`, `scope`/`spawn`, `par_bridge`.
+//! `flat_map_iter`), `par_bridge`, the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
+//! ...), `ParallelString` (`par_chars`, `par_lines`, ...), hash-map and other collections'
+//! `par_iter`, `unzip`/`partition`, `scope`/`spawn`.
 //!
 //! # One call, one region
 //!
@@ -76,14 +78,18 @@
 //! for that.
 
 pub mod adapters;
+pub mod chain;
 mod collect;
 pub mod drive;
 pub mod indexed;
+mod into;
 mod iter;
 pub mod plumbing;
 pub mod range;
 mod raw;
 pub mod slice;
+#[cfg(test)]
+mod testing;
 pub mod vec;
 
 pub use asat_core::{
@@ -91,10 +97,8 @@ pub use asat_core::{
     ThreadPoolBuilder,
 };
 pub use collect::FromParallelIterator;
-pub use iter::{
-    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelIterator,
-};
+pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
+pub use iter::{IndexedParallelIterator, ParallelIterator};
 pub use slice::{ParallelSlice, ParallelSliceMut};
 
 /// The traits to `use` for parallel iterators, as `rayon::prelude`.

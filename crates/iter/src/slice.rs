@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::plumbing::Producer;
+use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::RawSlice;
 use crate::{IndexedParallelIterator, IntoParallelIterator};
 
@@ -34,6 +34,18 @@ impl<'data, T: Sync> Producer for Iter<'data, T> {
 
 impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
 
+impl<'data, T: Sync> DoubleEndedProducer for Iter<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Iter<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        self.slice[r].iter().rev()
+    }
+}
+
 /// `par_iter_mut()` over a slice: `&mut T` items.
 #[derive(Debug)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
@@ -62,6 +74,19 @@ impl<'data, T: Send + 'data> Producer for IterMut<'data, T> {
 }
 
 impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+
+impl<'data, T: Send + 'data> DoubleEndedProducer for IterMut<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::IterMut<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`.
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 /// `par_chunks(n)`: `&[T]` items of `n` elements, the last one shorter if `n` does not divide
 /// the length.
@@ -92,6 +117,19 @@ impl<'data, T: Sync> Producer for Chunks<'data, T> {
 }
 
 impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+
+impl<'data, T: Sync> DoubleEndedProducer for Chunks<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Chunks<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 /// `par_chunks_exact(n)`: the full `&[T]` chunks of `n` elements; the tail is
 /// [`remainder`](ChunksExact::remainder).
@@ -130,6 +168,19 @@ impl<'data, T: Sync> Producer for ChunksExact<'data, T> {
 
 impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {}
 
+impl<'data, T: Sync> DoubleEndedProducer for ChunksExact<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Chunks<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range, on a slice of whole chunks.
+        unsafe { self.chunks.seq_rev(r) }
+    }
+}
+
 /// `par_chunks_mut(n)` and `par_chunks_exact_mut(n)`: `&mut [T]` items of `n` elements (the
 /// last one shorter for `par_chunks_mut` if `n` does not divide the length).
 #[derive(Debug)]
@@ -161,6 +212,19 @@ impl<'data, T: Send + 'data> Producer for ChunksMut<'data, T> {
 }
 
 impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+
+impl<'data, T: Send + 'data> DoubleEndedProducer for ChunksMut<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::ChunksMut<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`.
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 /// `par_windows(n)`: every `&[T]` window of `n` consecutive elements.
 #[derive(Clone, Debug)]
@@ -194,6 +258,19 @@ impl<'data, T: Sync> Producer for Windows<'data, T> {
 }
 
 impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
+
+impl<'data, T: Sync> DoubleEndedProducer for Windows<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Windows<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 fn check_size(what: &str, size: usize) {
     assert!(size != 0, "{what}: chunk size 0: must be at least 1");
