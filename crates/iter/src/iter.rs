@@ -13,6 +13,7 @@ use crate::adapters::{
 use crate::chain::{Chain, Rev};
 use crate::collect::FromParallelIterator;
 use crate::drive;
+use crate::flat_map::FlatMap;
 use crate::indexed::{Enumerate, Hinted, Slice, StepBy, Zip};
 use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
 use crate::IntoParallelIterator;
@@ -115,6 +116,38 @@ pub trait ParallelIterator: Producer + Sized {
         U::Item: Send,
     {
         FlatMapIter { base: self, f }
+    }
+
+    /// Each item mapped to a parallel iterator, whose items are flattened in order (rayon's
+    /// `flat_map`). The inner iterators run sequentially, each on the member that made its outer
+    /// item; see [`flat_map`](crate::flat_map).
+    fn flat_map<F, PI>(self, f: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> PI + Sync + Send,
+        PI: IntoParallelIterator,
+    {
+        FlatMap { base: self, f }
+    }
+
+    /// Items that are themselves parallel iterators (or convert into them), flattened in order,
+    /// as [`flat_map`](ParallelIterator::flat_map) with the identity.
+    #[allow(clippy::type_complexity)]
+    fn flatten(self) -> FlatMap<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        self.flat_map(std::convert::identity)
+    }
+
+    /// Items that are sequential iterators (or convert into them), flattened in order, as
+    /// [`flat_map_iter`](ParallelIterator::flat_map_iter) with the identity.
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        self.flat_map_iter(std::convert::identity)
     }
 
     /// The items of `self`, then those of `chain` (rayon's `chain`): indexed when both are, and

@@ -25,22 +25,26 @@
 //!   [`par_chunks_exact`](ParallelSlice::par_chunks_exact),
 //!   [`par_windows`](ParallelSlice::par_windows),
 //!   [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut),
-//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut).
+//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut);
+//!   [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
+//!   its items through a lock; no order, as in rayon: see [`bridge`]).
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
-//!   `flat_map_iter`, `chain`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed iterators
+//!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
+//!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
+//!   `chain`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed iterators
 //!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
 //!   `skip`, `with_min_len`, `with_max_len` (`chain` of two indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `sum`, `product`, `reduce`, `reduce_with`,
 //!   `count`, `min`/`max` and their `_by`/`_by_key` forms, `any`, `all`, `find_any`,
 //!   `find_first`, `find_last`, `position_any`, `position_first`, `collect` (into `Vec`,
 //!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
-//!   `Option<C>`, `()`), `collect_into_vec`.
+//!   `Option<C>`, `()`), `collect_into_vec`; [`par_extend`](ParallelExtend::par_extend) on the
+//!   same collections (a `Vec` in place).
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): `par_sort*`, `par_extend`, `flat_map` with a parallel inner iterator (use
-//! `flat_map_iter`), `par_bridge`, the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
+//! Not here (yet): `par_sort*`, the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
 //! ...), `ParallelString` (`par_chars`, `par_lines`, ...), hash-map and other collections'
 //! `par_iter`, `unzip`/`partition`, `scope`/`spawn`.
 //!
@@ -78,9 +82,12 @@
 //! for that.
 
 pub mod adapters;
+pub mod bridge;
 pub mod chain;
 mod collect;
 pub mod drive;
+mod extend;
+pub mod flat_map;
 pub mod indexed;
 mod into;
 mod iter;
@@ -96,7 +103,9 @@ pub use asat_core::{
     current_num_threads, current_thread_index, join, Runtime, ThreadPool, ThreadPoolBuildError,
     ThreadPoolBuilder,
 };
+pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;
+pub use extend::ParallelExtend;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::{IndexedParallelIterator, ParallelIterator};
 pub use slice::{ParallelSlice, ParallelSliceMut};
@@ -105,7 +114,7 @@ pub use slice::{ParallelSlice, ParallelSliceMut};
 pub mod prelude {
     pub use crate::{
         FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
-        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelIterator, ParallelSlice,
-        ParallelSliceMut,
+        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelExtend,
+        ParallelIterator, ParallelSlice, ParallelSliceMut,
     };
 }
