@@ -40,13 +40,17 @@
 //!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
 //!   `Option<C>`, `()`), `collect_into_vec`; [`par_extend`](ParallelExtend::par_extend) on the
 //!   same collections (a `Vec` in place).
+//! - [`scope()`] and [`Scope::spawn`]: spawned jobs run on the team of one region, from a shared
+//!   queue (see [`scope`](mod@scope) for the design and its limits).
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
 //! Not here (yet): `par_sort*`, the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
 //! ...), `ParallelString` (`par_chars`, `par_lines`, ...), hash-map and other collections'
-//! `par_iter`, `unzip`/`partition`, `scope`/`spawn`.
+//! `par_iter`, `unzip`/`partition`, `scope_fifo`, `in_place_scope`, `spawn_broadcast`,
+//! `ThreadPool::scope` (write `pool.install(|| scope(...))`), `ThreadPool::spawn` and
+//! `rayon::spawn` (work detached from any call has no region to run in).
 //!
 //! # One call, one region
 //!
@@ -94,6 +98,7 @@ mod iter;
 pub mod plumbing;
 pub mod range;
 mod raw;
+pub mod scope;
 pub mod slice;
 #[cfg(test)]
 mod testing;
@@ -108,6 +113,7 @@ pub use collect::FromParallelIterator;
 pub use extend::ParallelExtend;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::{IndexedParallelIterator, ParallelIterator};
+pub use scope::{scope, Scope};
 pub use slice::{ParallelSlice, ParallelSliceMut};
 
 /// The traits to `use` for parallel iterators, as `rayon::prelude`.
