@@ -5,7 +5,7 @@
 //!   [`Fixed`], [`Single`] and ASAT policies, the global runtime under rayon's names
 //!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`]).
 //! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`], [`slice`](mod@slice)),
-//!   [`scope()`]: a rayon program moves to asat by changing its `use rayon::...`
+//!   parallel sorts, [`scope()`]: a rayon program moves to asat by changing its `use rayon::...`
 //!   lines and `rayon::` paths.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.

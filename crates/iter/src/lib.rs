@@ -40,13 +40,16 @@
 //!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
 //!   `Option<C>`, `()`), `collect_into_vec`; [`par_extend`](ParallelExtend::par_extend) on the
 //!   same collections (a `Vec` in place).
+//! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
+//!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
+//!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
 //! - [`scope()`] and [`Scope::spawn`]: spawned jobs run on the team of one region, from a shared
 //!   queue (see [`scope`](mod@scope) for the design and its limits).
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): `par_sort*`, the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
+//! Not here (yet): the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
 //! ...), `ParallelString` (`par_chars`, `par_lines`, ...), hash-map and other collections'
 //! `par_iter`, `unzip`/`partition`, `scope_fifo`, `in_place_scope`, `spawn_broadcast`,
 //! `ThreadPool::scope` (write `pool.install(|| scope(...))`), `ThreadPool::spawn` and
@@ -100,6 +103,7 @@ pub mod range;
 mod raw;
 pub mod scope;
 pub mod slice;
+pub mod sort;
 #[cfg(test)]
 mod testing;
 pub mod vec;
