@@ -49,11 +49,14 @@
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): the other slice iterators (`par_split`, `par_rchunks`, `par_chunk_by`,
-//! ...), `ParallelString` (`par_chars`, `par_lines`, ...), hash-map and other collections'
-//! `par_iter`, `unzip`/`partition`, `scope_fifo`, `in_place_scope`, `spawn_broadcast`,
-//! `ThreadPool::scope` (write `pool.install(|| scope(...))`), `ThreadPool::spawn` and
-//! `rayon::spawn` (work detached from any call has no region to run in).
+//! Not here (yet): the `try_*` forms (`try_for_each`, `try_fold`, `try_reduce`), `fold_with`,
+//! `position_last`, `positions`, `chunks`, `interleave`, `take_any`/`skip_any`, `while_some`,
+//! `unzip`/`partition`, the comparisons (`cmp`, `eq`, ...); the other slice iterators
+//! (`par_split`, `par_rchunks`, `par_chunk_by`, ...), `ParallelString` (`par_chars`,
+//! `par_lines`, ...), hash-map and other collections' `par_iter`; `scope_fifo`,
+//! `in_place_scope`, `spawn_broadcast`, `ThreadPool::scope` (write
+//! `pool.install(|| scope(...))`), `ThreadPool::spawn` and `rayon::spawn` (work detached from
+//! any call has no region to run in).
 //!
 //! # One call, one region
 //!
