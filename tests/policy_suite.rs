@@ -4,6 +4,8 @@
 //! and an expression building a `Runtime` with it.
 
 mod common;
+#[path = "policy_suite/iter_more.rs"]
+mod iter_more;
 
 macro_rules! policy_suite {
     ($($name:ident => $build:expr;)*) => {
@@ -84,6 +86,16 @@ macro_rules! policy_suite {
                 #[test]
                 fn iter_panics_propagate_and_the_runtime_stays_usable() {
                     super::iter_panics_propagate(&rt());
+                }
+
+                #[test]
+                fn iter_sorts_equal_std_and_survive_a_panicking_comparator() {
+                    super::iter_more::iter_sorts(&rt());
+                }
+
+                #[test]
+                fn iter_scope_runs_every_job_and_reraises_panics() {
+                    super::iter_more::iter_scope(&rt());
                 }
             }
         )*

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
 use crate::IndexedParallelIterator;
 
 /// Declares an adapter `$name<I, F>` holding a base producer and one closure, with the
@@ -103,6 +103,29 @@ closure_adapter! {
     item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
 }
 
+/// Declares `DoubleEndedProducer` for an indexed closure adapter: the std adapter over the base's
+/// reversed range.
+macro_rules! closure_adapter_rev {
+    ($name:ident, impl<$($g:ident),*> where [$($bounds:tt)*], $adapter:ident, $method:ident) => {
+        impl<I: IndexedParallelIterator, F, $($g),*> DoubleEndedProducer for $name<I, F>
+        where
+            F: Send + Sync,
+            $($bounds)*
+        {
+            type SeqRev<'a> = std::iter::$adapter<I::SeqRev<'a>, &'a F> where Self: 'a;
+
+            #[inline]
+            unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                unsafe { self.base.seq_rev(range) }.$method(&self.f)
+            }
+        }
+    };
+}
+
+closure_adapter_rev!(Map, impl<R> where [F: Fn(I::Item) -> R, R: Send,], Map, map);
+closure_adapter_rev!(Inspect, impl<> where [F: Fn(&I::Item),], Inspect, inspect);
+
 /// Declares an adapter that turns `&T` items into `T` with std's adapter of the same name
 /// (`copied`, `cloned`).
 macro_rules! deref_adapter {
@@ -143,6 +166,20 @@ macro_rules! deref_adapter {
             T: 'd + $bound + Send + Sync,
             I: IndexedParallelIterator<Item = &'d T>,
         {
+        }
+
+        impl<'d, T, I> DoubleEndedProducer for $name<I>
+        where
+            T: 'd + $bound + Send + Sync,
+            I: IndexedParallelIterator<Item = &'d T>,
+        {
+            type SeqRev<'a> = std::iter::$name<I::SeqRev<'a>> where Self: 'a;
+
+            #[inline]
+            unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                unsafe { self.base.seq_rev(range) }.$method()
+            }
         }
     };
 }
@@ -259,6 +296,29 @@ where
     F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
     R: Send,
 {
+}
+
+impl<I, S, F, R> DoubleEndedProducer for MapState<I, S, F>
+where
+    I: IndexedParallelIterator,
+    S: StateInit,
+    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
+    R: Send,
+{
+    type SeqRev<'a>
+        = MapStateSeq<'a, I::SeqRev<'a>, S::State, F>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        MapStateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            iter: unsafe { self.base.seq_rev(range) },
+            state: self.init.make(),
+            f: &self.f,
+        }
+    }
 }
 
 /// One accumulator per range, folded from its items (`fold`): under the static schedule, one

@@ -42,7 +42,7 @@ pub(crate) fn into_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) 
 }
 
 /// Appends the items of `iter` to `target`, in order.
-fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
+pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>) {
     if !I::EXACT {
         let mut items = drive::reduce(
             &iter,

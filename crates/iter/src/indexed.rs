@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
 use crate::{IndexedParallelIterator, IntoParallelIterator};
 
 /// Items with their index (`enumerate`).
@@ -39,6 +39,19 @@ impl<I: IndexedParallelIterator> Producer for Enumerate<I> {
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {}
 
+impl<I: IndexedParallelIterator> DoubleEndedProducer for Enumerate<I> {
+    type SeqRev<'a>
+        = std::iter::Zip<std::iter::Rev<Range<usize>>, I::SeqRev<'a>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        range.clone().rev().zip(unsafe { self.base.seq_rev(range) })
+    }
+}
+
 /// Declares `MultiZip` for tuples of indexed parallel iterators and `IntoParallelIterator` for
 /// tuples of sources, as rayon's `(a, b, c).into_par_iter()`.
 macro_rules! multizip {
@@ -68,6 +81,17 @@ macro_rules! multizip {
         }
 
         impl<$($T: IndexedParallelIterator),+> IndexedParallelIterator for MultiZip<($($T,)+)> {}
+
+        impl<$($T: IndexedParallelIterator),+> DoubleEndedProducer for MultiZip<($($T,)+)> {
+            type SeqRev<'a> = MultiZip<($($T::SeqRev<'a>,)+)> where Self: 'a;
+
+            #[inline]
+            unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: each base gets the caller's range, within the shortest base, so the
+                // bases' last items line up.
+                MultiZip(($(unsafe { self.0.$i.seq_rev(range.clone()) },)+))
+            }
+        }
 
         impl<$($T: Iterator),+> Iterator for MultiZip<($($T,)+)> {
             type Item = ($($T::Item,)+);
@@ -141,6 +165,20 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> Producer for Zip<A,
 
 impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {}
 
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> DoubleEndedProducer for Zip<A, B> {
+    type SeqRev<'s>
+        = std::iter::Zip<A::SeqRev<'s>, B::SeqRev<'s>>
+    where
+        Self: 's;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: both bases get the caller's range, within the shorter base, so their last
+        // items line up.
+        unsafe { self.a.seq_rev(range.clone()).zip(self.b.seq_rev(range)) }
+    }
+}
+
 /// Every `step`-th item, from the first (`step_by`).
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
@@ -163,16 +201,9 @@ impl<I: IndexedParallelIterator> Producer for StepBy<I> {
 
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        let n = self.base.base_len();
-        let lo = (range.start * self.step).min(n);
-        let hi = if range.is_empty() {
-            lo
-        } else {
-            ((range.end - 1) * self.step + 1).min(n)
-        };
-        // SAFETY: disjoint ranges of steps map to disjoint ranges of base indices (step k
-        // covers base indices k*step .. k*step + 1 here, and the gaps are never asked for).
-        unsafe { self.base.seq(lo..hi) }.step_by(self.step)
+        // SAFETY: disjoint ranges of steps map to disjoint ranges of base indices (see
+        // `base_range`).
+        unsafe { self.base.seq(self.base_range(range)) }.step_by(self.step)
     }
 
     fn hints(&self) -> Hints {
@@ -181,6 +212,37 @@ impl<I: IndexedParallelIterator> Producer for StepBy<I> {
 }
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {}
+
+impl<I: IndexedParallelIterator> StepBy<I> {
+    /// The base indices that steps `range` need: from the first step's to the last step's
+    /// (step k covers base indices `k*step .. k*step + 1`; the gaps are never asked for), so
+    /// disjoint ranges of steps map to disjoint ranges of base indices.
+    #[inline]
+    fn base_range(&self, range: Range<usize>) -> Range<usize> {
+        let n = self.base.base_len();
+        let lo = (range.start * self.step).min(n);
+        let hi = if range.is_empty() {
+            lo
+        } else {
+            ((range.end - 1) * self.step + 1).min(n)
+        };
+        lo..hi
+    }
+}
+
+impl<I: IndexedParallelIterator> DoubleEndedProducer for StepBy<I> {
+    type SeqRev<'a>
+        = std::iter::StepBy<I::SeqRev<'a>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`. The base range ends just after the last step's index, so read
+        // backwards it starts there and steps down to the first step's.
+        unsafe { self.base.seq_rev(self.base_range(range)) }.step_by(self.step)
+    }
+}
 
 /// The items from index `skip` on, at most `take` of them (`skip`, `take`).
 #[derive(Clone, Debug)]
@@ -222,6 +284,22 @@ impl<I: IndexedParallelIterator> Producer for Slice<I> {
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Slice<I> {}
 
+impl<I: IndexedParallelIterator> DoubleEndedProducer for Slice<I> {
+    type SeqRev<'a>
+        = I::SeqRev<'a>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`.
+        unsafe {
+            self.base
+                .seq_rev(range.start + self.skip..range.end + self.skip)
+        }
+    }
+}
+
 /// A parallel iterator with splitting hints set (`with_min_len`, `with_max_len`,
 /// `with_schedule`).
 #[derive(Clone, Debug)]
@@ -255,3 +333,16 @@ impl<I: Producer> Producer for Hinted<I> {
 }
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Hinted<I> {}
+
+impl<I: IndexedParallelIterator> DoubleEndedProducer for Hinted<I> {
+    type SeqRev<'a>
+        = I::SeqRev<'a>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        unsafe { self.base.seq_rev(range) }
+    }
+}

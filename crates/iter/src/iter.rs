@@ -10,10 +10,13 @@ use asat_core::Schedule;
 use crate::adapters::{
     CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, InitFn, Inspect, Map, MapState,
 };
+use crate::chain::{Chain, Rev};
 use crate::collect::FromParallelIterator;
 use crate::drive;
+use crate::flat_map::FlatMap;
 use crate::indexed::{Enumerate, Hinted, Slice, StepBy, Zip};
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::IntoParallelIterator;
 
 /// A parallel iterator: adapters build a chain, and each terminal call (`for_each`, `sum`,
 /// `reduce`, `collect`, ...) runs it as one region of the current runtime, its team chosen by
@@ -113,6 +116,54 @@ pub trait ParallelIterator: Producer + Sized {
         U::Item: Send,
     {
         FlatMapIter { base: self, f }
+    }
+
+    /// Each item mapped to a parallel iterator, whose items are flattened in order (rayon's
+    /// `flat_map`). The inner iterators run sequentially, each on the member that made its outer
+    /// item; see [`flat_map`](crate::flat_map).
+    fn flat_map<F, PI>(self, f: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> PI + Sync + Send,
+        PI: IntoParallelIterator,
+    {
+        FlatMap { base: self, f }
+    }
+
+    /// Items that are themselves parallel iterators (or convert into them), flattened in order,
+    /// as [`flat_map`](ParallelIterator::flat_map) with the identity.
+    #[allow(clippy::type_complexity)]
+    fn flatten(self) -> FlatMap<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        self.flat_map(std::convert::identity)
+    }
+
+    /// Items that are sequential iterators (or convert into them), flattened in order, as
+    /// [`flat_map_iter`](ParallelIterator::flat_map_iter) with the identity.
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        self.flat_map_iter(std::convert::identity)
+    }
+
+    /// The items of `self`, then those of `chain` (rayon's `chain`): indexed when both are, and
+    /// `collect` keeps that order.
+    ///
+    /// # Panics
+    ///
+    /// At the terminal call, if the two lengths together overflow a `usize`.
+    fn chain<C>(self, chain: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain {
+            a: self,
+            b: chain.into_par_iter(),
+        }
     }
 
     /// Calls `f` on a reference to each item as it passes.
@@ -374,7 +425,10 @@ impl<P: Producer> ParallelIterator for P {}
 
 /// A parallel iterator whose items stand one for one at indices `0..len()`: it can be zipped,
 /// enumerated, stepped and sliced.
-pub trait IndexedParallelIterator: ParallelIterator {
+///
+/// Every indexed parallel iterator can also read its ranges back to front
+/// ([`DoubleEndedProducer`]), which [`rev`](IndexedParallelIterator::rev) needs.
+pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     /// The number of items.
     fn len(&self) -> usize {
         self.base_len()
@@ -415,6 +469,11 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// Items with their index.
     fn enumerate(self) -> Enumerate<Self> {
         Enumerate { base: self }
+    }
+
+    /// The items in reverse order (rayon's `rev`).
+    fn rev(self) -> Rev<Self> {
+        Rev { base: self }
     }
 
     /// Every `step`-th item, starting with the first.
@@ -490,72 +549,5 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// Collects the items into `target`, replacing its contents, in order.
     fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
         crate::collect::into_vec(self, target);
-    }
-}
-
-/// A value that can become a parallel iterator: ranges, slices, `Vec`s, tuples of indexed
-/// sources, and every parallel iterator.
-pub trait IntoParallelIterator {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items.
-    type Item: Send;
-
-    /// Converts `self` into a parallel iterator.
-    fn into_par_iter(self) -> Self::Iter;
-}
-
-impl<T: ParallelIterator> IntoParallelIterator for T {
-    type Iter = T;
-    type Item = T::Item;
-
-    fn into_par_iter(self) -> T {
-        self
-    }
-}
-
-/// `par_iter()`: a parallel iterator over references to a collection's items.
-pub trait IntoParallelRefIterator<'data> {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items (`&'data T`).
-    type Item: Send + 'data;
-
-    /// Iterates over `&self`'s items.
-    fn par_iter(&'data self) -> Self::Iter;
-}
-
-impl<'data, I: 'data + ?Sized> IntoParallelRefIterator<'data> for I
-where
-    &'data I: IntoParallelIterator,
-{
-    type Iter = <&'data I as IntoParallelIterator>::Iter;
-    type Item = <&'data I as IntoParallelIterator>::Item;
-
-    fn par_iter(&'data self) -> Self::Iter {
-        self.into_par_iter()
-    }
-}
-
-/// `par_iter_mut()`: a parallel iterator over mutable references to a collection's items.
-pub trait IntoParallelRefMutIterator<'data> {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items (`&'data mut T`).
-    type Item: Send + 'data;
-
-    /// Iterates over `&mut self`'s items.
-    fn par_iter_mut(&'data mut self) -> Self::Iter;
-}
-
-impl<'data, I: 'data + ?Sized> IntoParallelRefMutIterator<'data> for I
-where
-    &'data mut I: IntoParallelIterator,
-{
-    type Iter = <&'data mut I as IntoParallelIterator>::Iter;
-    type Item = <&'data mut I as IntoParallelIterator>::Item;
-
-    fn par_iter_mut(&'data mut self) -> Self::Iter {
-        self.into_par_iter()
     }
 }

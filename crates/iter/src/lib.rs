@@ -25,22 +25,38 @@
 //!   [`par_chunks_exact`](ParallelSlice::par_chunks_exact),
 //!   [`par_windows`](ParallelSlice::par_windows),
 //!   [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut),
-//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut).
+//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut);
+//!   [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
+//!   its items through a lock; no order, as in rayon: see [`bridge`]).
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
-//!   `flat_map_iter`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed
-//!   iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `step_by`, `take`,
-//!   `skip`, `with_min_len`, `with_max_len`.
+//!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
+//!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
+//!   `chain`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed iterators
+//!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
+//!   `skip`, `with_min_len`, `with_max_len` (`chain` of two indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `sum`, `product`, `reduce`, `reduce_with`,
 //!   `count`, `min`/`max` and their `_by`/`_by_key` forms, `any`, `all`, `find_any`,
 //!   `find_first`, `find_last`, `position_any`, `position_first`, `collect` (into `Vec`,
 //!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
-//!   `Option<C>`, `()`), `collect_into_vec`.
+//!   `Option<C>`, `()`), `collect_into_vec`; [`par_extend`](ParallelExtend::par_extend) on the
+//!   same collections (a `Vec` in place).
+//! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
+//!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
+//!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
+//! - [`scope()`] and [`Scope::spawn`]: spawned jobs run on the team of one region, from a shared
+//!   queue (see [`scope`](mod@scope) for the design and its limits).
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): `par_sort*`, `par_extend`, `flat_map` with a parallel inner iterator (use
-//! `flat_map_iter`), `chain`, `rev`, `scope`/`spawn`, `par_bridge`.
+//! Not here (yet): the `try_*` forms (`try_for_each`, `try_fold`, `try_reduce`), `fold_with`,
+//! `position_last`, `positions`, `chunks`, `interleave`, `take_any`/`skip_any`, `while_some`,
+//! `unzip`/`partition`, the comparisons (`cmp`, `eq`, ...); the other slice iterators
+//! (`par_split`, `par_rchunks`, `par_chunk_by`, ...), `ParallelString` (`par_chars`,
+//! `par_lines`, ...), hash-map and other collections' `par_iter`; `scope_fifo`,
+//! `in_place_scope`, `spawn_broadcast`, `ThreadPool::scope` (write
+//! `pool.install(|| scope(...))`), `ThreadPool::spawn` and `rayon::spawn` (work detached from
+//! any call has no region to run in).
 //!
 //! # One call, one region
 //!
@@ -76,32 +92,42 @@
 //! for that.
 
 pub mod adapters;
+pub mod bridge;
+pub mod chain;
 mod collect;
 pub mod drive;
+mod extend;
+pub mod flat_map;
 pub mod indexed;
+mod into;
 mod iter;
 pub mod plumbing;
 pub mod range;
 mod raw;
+pub mod scope;
 pub mod slice;
+pub mod sort;
+#[cfg(test)]
+mod testing;
 pub mod vec;
 
 pub use asat_core::{
     current_num_threads, current_thread_index, join, Runtime, ThreadPool, ThreadPoolBuildError,
     ThreadPoolBuilder,
 };
+pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;
-pub use iter::{
-    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelIterator,
-};
+pub use extend::ParallelExtend;
+pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
+pub use iter::{IndexedParallelIterator, ParallelIterator};
+pub use scope::{scope, Scope};
 pub use slice::{ParallelSlice, ParallelSliceMut};
 
 /// The traits to `use` for parallel iterators, as `rayon::prelude`.
 pub mod prelude {
     pub use crate::{
         FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
-        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelIterator, ParallelSlice,
-        ParallelSliceMut,
+        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelExtend,
+        ParallelIterator, ParallelSlice, ParallelSliceMut,
     };
 }

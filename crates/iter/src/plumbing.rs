@@ -14,6 +14,13 @@
 //! The one rule a caller of `seq` keeps (it is `unsafe`): every index is asked for at most once
 //! over the producer's life, so ranges never overlap. That is what lets `par_iter_mut` hand out
 //! `&mut` items and `Vec::into_par_iter` move them out without a lock.
+//!
+//! An indexed producer can also give a range's items back to front
+//! ([`DoubleEndedProducer::seq_rev`], under the same rule: a range asked for with `seq_rev` counts
+//! as asked for); `rev` is built on it. It is a trait of its own because the bound it replaces,
+//! "every `Seq<'a>` is a `DoubleEndedIterator`", cannot be written for borrowing producers on
+//! stable Rust (a higher-ranked bound over a lifetime-generic associated type implies
+//! `'static`).
 
 use std::ops::Range;
 
@@ -47,6 +54,24 @@ pub trait Producer: Send + Sync {
     fn hints(&self) -> Hints {
         Hints::default()
     }
+}
+
+/// A producer whose ranges can also be read back to front: every indexed producer (it is a
+/// supertrait of [`IndexedParallelIterator`](crate::IndexedParallelIterator)).
+pub trait DoubleEndedProducer: Producer {
+    /// The sequential iterator over one range of indices, last index first.
+    type SeqRev<'a>: Iterator<Item = Self::Item>
+    where
+        Self: 'a;
+
+    /// The items at indices `range`, in reverse order: those [`seq`](Producer::seq) would
+    /// yield, last first.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Producer::seq`]: over the producer's life, the ranges of all `seq` and `seq_rev`
+    /// calls are pairwise disjoint.
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_>;
 }
 
 /// Splitting hints a chain of adapters carries to its terminal call.

@@ -3,7 +3,7 @@
 
 use std::ops::{Range, RangeInclusive};
 
-use crate::plumbing::Producer;
+use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::{IndexedParallelIterator, IntoParallelIterator};
 
 /// A parallel iterator over a range `a..b`.
@@ -76,6 +76,16 @@ macro_rules! ranges {
 
         impl IndexedParallelIterator for Iter<$t> {}
 
+        impl DoubleEndedProducer for Iter<$t> {
+            type SeqRev<'a> = std::iter::Rev<Range<$t>>;
+
+            #[inline]
+            unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: integers: nothing to keep apart.
+                unsafe { self.seq(r) }.rev()
+            }
+        }
+
         impl Producer for IterInclusive<$t> {
             type Item = $t;
             type Seq<'a> = RangeInclusive<$t>;
@@ -105,6 +115,16 @@ macro_rules! ranges {
         }
 
         impl IndexedParallelIterator for IterInclusive<$t> {}
+
+        impl DoubleEndedProducer for IterInclusive<$t> {
+            type SeqRev<'a> = std::iter::Rev<RangeInclusive<$t>>;
+
+            #[inline]
+            unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: integers: nothing to keep apart.
+                unsafe { self.seq(r) }.rev()
+            }
+        }
     )*};
 }
 

@@ -1,11 +1,15 @@
 //! Parallel iterators over slices, `Vec`s and arrays: `par_iter`, `par_iter_mut`,
 //! `par_chunks`, `par_chunks_mut`, their `_exact` forms, and `par_windows`.
 
+use std::cmp::Ordering;
 use std::ops::Range;
 
-use crate::plumbing::Producer;
+use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::RawSlice;
-use crate::{IndexedParallelIterator, IntoParallelIterator};
+use crate::sort::{self, Kind};
+use crate::{
+    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
+};
 
 /// `par_iter()` over a slice: `&T` items.
 #[derive(Clone, Debug)]
@@ -33,6 +37,18 @@ impl<'data, T: Sync> Producer for Iter<'data, T> {
 }
 
 impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+
+impl<'data, T: Sync> DoubleEndedProducer for Iter<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Iter<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        self.slice[r].iter().rev()
+    }
+}
 
 /// `par_iter_mut()` over a slice: `&mut T` items.
 #[derive(Debug)]
@@ -63,6 +79,19 @@ impl<'data, T: Send + 'data> Producer for IterMut<'data, T> {
 
 impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
 
+impl<'data, T: Send + 'data> DoubleEndedProducer for IterMut<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::IterMut<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`.
+        unsafe { self.seq(r) }.rev()
+    }
+}
+
 /// `par_chunks(n)`: `&[T]` items of `n` elements, the last one shorter if `n` does not divide
 /// the length.
 #[derive(Clone, Debug)]
@@ -92,6 +121,19 @@ impl<'data, T: Sync> Producer for Chunks<'data, T> {
 }
 
 impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+
+impl<'data, T: Sync> DoubleEndedProducer for Chunks<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Chunks<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 /// `par_chunks_exact(n)`: the full `&[T]` chunks of `n` elements; the tail is
 /// [`remainder`](ChunksExact::remainder).
@@ -130,6 +172,19 @@ impl<'data, T: Sync> Producer for ChunksExact<'data, T> {
 
 impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {}
 
+impl<'data, T: Sync> DoubleEndedProducer for ChunksExact<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Chunks<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range, on a slice of whole chunks.
+        unsafe { self.chunks.seq_rev(r) }
+    }
+}
+
 /// `par_chunks_mut(n)` and `par_chunks_exact_mut(n)`: `&mut [T]` items of `n` elements (the
 /// last one shorter for `par_chunks_mut` if `n` does not divide the length).
 #[derive(Debug)]
@@ -161,6 +216,19 @@ impl<'data, T: Send + 'data> Producer for ChunksMut<'data, T> {
 }
 
 impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+
+impl<'data, T: Send + 'data> DoubleEndedProducer for ChunksMut<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::ChunksMut<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: as in `seq`.
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 /// `par_windows(n)`: every `&[T]` window of `n` consecutive elements.
 #[derive(Clone, Debug)]
@@ -194,6 +262,19 @@ impl<'data, T: Sync> Producer for Windows<'data, T> {
 }
 
 impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
+
+impl<'data, T: Sync> DoubleEndedProducer for Windows<'data, T> {
+    type SeqRev<'a>
+        = std::iter::Rev<std::slice::Windows<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 fn check_size(what: &str, size: usize) {
     assert!(size != 0, "{what}: chunk size 0: must be at least 1");
@@ -253,7 +334,27 @@ impl<T: Sync> ParallelSlice<T> for [T] {
     }
 }
 
-/// Parallel iterators over a mutable slice's chunks (`[T]` and, through deref, `Vec<T>`).
+/// Parallel iterators over a mutable slice's chunks, and parallel sorts (`[T]` and, through
+/// deref, `Vec<T>`).
+///
+/// The sorts give what std's sort of the same name gives (`par_sort_by` what `sort_by` gives,
+/// equal elements in their order; the unstable ones a sorted permutation), as rayon's do. Each
+/// is one region of the current runtime (a merge sort: see [`crate::sort`]); a slice
+/// shorter than `2 *` [`MIN_RUN`](crate::sort::MIN_RUN) is sorted on the calling thread.
+///
+/// If the comparator (or `Ord`, or the key function) panics, the panic propagates once the
+/// team has stopped, and the slice holds a permutation of its elements: none is lost or
+/// duplicated, in an unspecified order, as with std's and rayon's sorts. A comparator that is
+/// not a total order leaves the slice in an unspecified order (still a permutation).
+///
+/// ```
+/// use asat_iter::prelude::*;
+///
+/// let mut v: Vec<(u32, usize)> = (0..10_000).map(|i| ((i * 7919 % 100) as u32, i)).collect();
+/// v.par_sort_by_key(|&(k, _)| k);
+/// // stable: equal keys keep their order
+/// assert!(v.windows(2).all(|w| w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)));
+/// ```
 pub trait ParallelSliceMut<T: Send> {
     /// The slice.
     fn as_parallel_slice_mut(&mut self) -> &mut [T];
@@ -286,6 +387,101 @@ pub trait ParallelSliceMut<T: Send> {
             raw: RawSlice::new(&mut slice[..whole]),
             size,
         }
+    }
+
+    /// Sorts the slice, stably (rayon's `par_sort`; std's `sort`).
+    fn par_sort(&mut self)
+    where
+        T: Ord,
+    {
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Stable, &T::cmp);
+    }
+
+    /// Sorts the slice by `compare`, stably (std's `sort_by`).
+    fn par_sort_by<F>(&mut self, compare: F)
+    where
+        F: Fn(&T, &T) -> Ordering + Sync,
+    {
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Stable, &compare);
+    }
+
+    /// Sorts the slice by the key `f` gives, stably (std's `sort_by_key`); `f` runs at each
+    /// comparison.
+    fn par_sort_by_key<K, F>(&mut self, f: F)
+    where
+        K: Ord,
+        F: Fn(&T) -> K + Sync,
+    {
+        let cmp = |a: &T, b: &T| f(a).cmp(&f(b));
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Stable, &cmp);
+    }
+
+    /// Sorts the slice by the key `f` gives, stably, calling `f` once per element (std's
+    /// `sort_by_cached_key`): the keys are computed in parallel and sorted with their
+    /// positions, then the elements are moved into place on the calling thread.
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+        K: Ord + Send,
+    {
+        let v = self.as_parallel_slice_mut();
+        if v.len() < 2 {
+            return;
+        }
+        let mut keys: Vec<(K, usize)> = v
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, x)| (f(x), i))
+            .collect();
+        // Positions make the keys distinct, so an unstable sort keeps equal keys in order.
+        keys.par_sort_unstable();
+        apply_permutation(v, &mut keys);
+    }
+
+    /// Sorts the slice, not necessarily keeping equal elements in order (std's
+    /// `sort_unstable`).
+    fn par_sort_unstable(&mut self)
+    where
+        T: Ord,
+    {
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Unstable, &T::cmp);
+    }
+
+    /// Sorts the slice by `compare`, not necessarily keeping equal elements in order (std's
+    /// `sort_unstable_by`).
+    fn par_sort_unstable_by<F>(&mut self, compare: F)
+    where
+        F: Fn(&T, &T) -> Ordering + Sync,
+    {
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Unstable, &compare);
+    }
+
+    /// Sorts the slice by the key `f` gives, not necessarily keeping equal elements in order
+    /// (std's `sort_unstable_by_key`).
+    fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
+    where
+        K: Ord,
+        F: Fn(&T) -> K + Sync,
+    {
+        let cmp = |a: &T, b: &T| f(a).cmp(&f(b));
+        sort::sort_by(self.as_parallel_slice_mut(), Kind::Unstable, &cmp);
+    }
+}
+
+/// Moves `v`'s elements so that position `i` gets the element that was at `sorted[i].1`.
+///
+/// Swaps in place: when position `i` is filled, the element it needs may already have been
+/// swapped away from its first position `j < i`, to the position `sorted[j].1` that was filled
+/// then, and so on: following that chain while it points below `i` finds where it is now. The
+/// chain's end is written back into `sorted[i]`, so later searches take the shortcut.
+fn apply_permutation<T, K>(v: &mut [T], sorted: &mut [(K, usize)]) {
+    for i in 0..v.len() {
+        let mut at = sorted[i].1;
+        while at < i {
+            at = sorted[at].1;
+        }
+        sorted[i].1 = at;
+        v.swap(i, at);
     }
 }
 

@@ -9,7 +9,7 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::plumbing::Producer;
+use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::{Buffer, RawParts};
 use crate::{IndexedParallelIterator, IntoParallelIterator};
 
@@ -75,6 +75,19 @@ impl<T> Iterator for Drain<'_, T> {
     }
 }
 
+impl<T> DoubleEndedIterator for Drain<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        if self.next == self.end {
+            return None;
+        }
+        self.end -= 1;
+        // SAFETY: as in `next`: `end` is in this drain's range and leaves it before the element
+        // is moved out.
+        Some(unsafe { self.elements.take(self.end) })
+    }
+}
+
 impl<T> Drop for Drain<'_, T> {
     fn drop(&mut self) {
         let rest = self.next..self.end;
@@ -110,6 +123,18 @@ impl<T: Send> Producer for IntoIter<T> {
 }
 
 impl<T: Send> IndexedParallelIterator for IntoIter<T> {}
+
+impl<T: Send> DoubleEndedProducer for IntoIter<T> {
+    type SeqRev<'a>
+        = std::iter::Rev<Drain<'a, T>>
+    where
+        Self: 'a;
+
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range, recorded as handed out by `seq`.
+        unsafe { self.seq(r) }.rev()
+    }
+}
 
 impl<T> Drop for IntoIter<T> {
     fn drop(&mut self) {

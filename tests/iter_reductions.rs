@@ -1,0 +1,258 @@
+//! Property tests of the parallel iterators' terminal calls: sums and products, ordered (not
+//! commutative) reductions, `min`/`max` with ties, counts and searches, and `collect` into every
+//! supported collection give what std's sequential iterators give, for random lengths,
+//! splitting hints and team sizes.
+//!
+//! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
+//! whose team size cycles), so that a case also checks that the calls before it left its runtime
+//! clean.
+
+mod iter_support;
+
+use asat::prelude::*;
+use iter_support::*;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::num::Wrapping;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn sums_and_products(
+        v in values(-1000..1000),
+        f in proptest::collection::vec(-1e3f64..1e3, 0..2000),
+        g in proptest::collection::vec(0.99f64..1.01, 0..2000),
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(s.split(v.par_iter()).sum::<i64>(), v.iter().sum::<i64>());
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|&x| i128::from(x) * i128::from(x)).sum::<i128>(),
+                v.iter().map(|&x| i128::from(x) * i128::from(x)).sum::<i128>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|x| if x % 2 == 0 { 1 } else { -1 }).product::<i64>(),
+                v.iter().map(|x| if x % 2 == 0 { 1 } else { -1 }).product::<i64>()
+            );
+            let odd = |x: &i64| Wrapping(*x as u64 | 1);
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(odd).product::<Wrapping<u64>>(),
+                v.iter().map(odd).product::<Wrapping<u64>>()
+            );
+            let par: f64 = s.split(f.par_iter()).sum();
+            let seq: f64 = f.iter().sum();
+            let scale: f64 = f.iter().map(|x| x.abs()).sum::<f64>() + 1.0;
+            prop_assert!((par - seq).abs() <= 1e-9 * scale, "{} vs {}", par, seq);
+            let par: f64 = s.split(g.par_iter()).product();
+            let seq: f64 = g.iter().product();
+            prop_assert!((par - seq).abs() <= 1e-9 * seq.abs(), "{} vs {}", par, seq);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn ordered_reductions(v in values(-1000..1000), s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|&x| mat_of(x)).reduce(|| IDENTITY, mat_mul),
+                v.iter().map(|&x| mat_of(x)).fold(IDENTITY, mat_mul)
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|x| format!("{x},")).reduce(String::new, |a, b| a + &b),
+                v.iter().map(|x| format!("{x},")).collect::<String>()
+            );
+            let concat = |mut a: Vec<i64>, mut b: Vec<i64>| {
+                a.append(&mut b);
+                a
+            };
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|&x| vec![x]).reduce_with(concat),
+                (!v.is_empty()).then(|| v.clone())
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|&x| mat_of(x)).reduce_with(mat_mul),
+                v.iter().map(|&x| mat_of(x)).reduce(mat_mul)
+            );
+            let push = |mut acc: Vec<i64>, x: &i64| {
+                acc.push(*x);
+                acc
+            };
+            prop_assert_eq!(
+                &s.split(v.par_iter()).fold(Vec::new, push).reduce(Vec::new, concat),
+                &v
+            );
+            prop_assert_eq!(
+                &s.split(v.par_iter()).fold(Vec::new, push).collect::<Vec<_>>().concat(),
+                &v
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).fold(|| 0i64, |a, x| a + x).sum::<i64>(),
+                v.iter().sum::<i64>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter())
+                    .filter(|x| **x > 0)
+                    .fold(String::new, |acc, x| acc + &x.to_string() + ",")
+                    .collect::<String>(),
+                v.iter().filter(|x| **x > 0).map(|x| format!("{x},")).collect::<String>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter())
+                    .map(|&x| mat_of(x))
+                    .fold(|| IDENTITY, mat_mul)
+                    .reduce(|| IDENTITY, mat_mul),
+                v.iter().map(|&x| mat_of(x)).fold(IDENTITY, mat_mul)
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn min_and_max_with_ties(v in values(0..20), s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(s.split(v.par_iter()).min(), v.iter().min());
+            prop_assert_eq!(s.split(v.par_iter()).max(), v.iter().max());
+            let keyed = || v.iter().enumerate().map(|(at, &key)| Keyed { key, at });
+            let par = || s.split(v.par_iter()).enumerate().map(|(at, &key)| Keyed { key, at });
+            // ties: the first of the smallest, the last of the largest, as std
+            prop_assert_eq!(par().min().map(|k| k.at), keyed().min().map(|k| k.at));
+            prop_assert_eq!(par().max().map(|k| k.at), keyed().max().map(|k| k.at));
+            let cmp = |a: &Keyed, b: &Keyed| a.key.cmp(&b.key);
+            prop_assert_eq!(par().min_by(cmp).map(|k| k.at), keyed().min_by(cmp).map(|k| k.at));
+            prop_assert_eq!(par().max_by(cmp).map(|k| k.at), keyed().max_by(cmp).map(|k| k.at));
+            let key = |k: &Keyed| k.key % 7;
+            prop_assert_eq!(
+                par().min_by_key(key).map(|k| k.at),
+                keyed().min_by_key(key).map(|k| k.at)
+            );
+            prop_assert_eq!(
+                par().max_by_key(key).map(|k| k.at),
+                keyed().max_by_key(key).map(|k| k.at)
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter().enumerate()).min_by_key(|p| *p.1),
+                v.iter().enumerate().min_by_key(|p| *p.1)
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter().enumerate()).max_by_key(|p| *p.1),
+                v.iter().enumerate().max_by_key(|p| *p.1)
+            );
+            // after a filter (not indexed)
+            prop_assert_eq!(
+                par().filter(|k| k.key > 3).max_by_key(key).map(|k| k.at),
+                keyed().filter(|k| k.key > 3).max_by_key(key).map(|k| k.at)
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn counts_and_searches(v in values(0..50), target in 0i64..60, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let is = |x: &i64| *x == target;
+            prop_assert_eq!(s.split(v.par_iter()).count(), v.len());
+            prop_assert_eq!(
+                s.split(v.par_iter()).filter(|x| is(x)).count(),
+                v.iter().filter(|x| is(x)).count()
+            );
+            prop_assert_eq!(s.split(v.par_iter()).any(is), v.iter().any(is));
+            prop_assert_eq!(s.split(v.par_iter()).all(|x| !is(x)), v.iter().all(|x| !is(x)));
+            prop_assert!(s.split(v.par_iter()).all(|x| *x < 50));
+            let exists = v.contains(&target);
+            let found = s.split(v.par_iter().enumerate()).find_any(|(_, x)| **x == target);
+            prop_assert_eq!(found.is_some(), exists);
+            if let Some((i, x)) = found {
+                prop_assert!(is(x) && v[i] == *x, "found {} at {}", x, i);
+            }
+            let found = s.split(v.par_iter()).filter(|x| *x % 2 == 0).find_any(|x| is(x));
+            prop_assert_eq!(found.is_some(), exists && target % 2 == 0);
+            prop_assert!(found.is_none_or(is));
+            prop_assert_eq!(
+                s.split(v.par_iter().enumerate()).find_first(|(_, x)| **x == target),
+                v.iter().enumerate().find(|(_, x)| **x == target)
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter().enumerate()).find_last(|(_, x)| **x == target),
+                v.iter().enumerate().rfind(|(_, x)| **x == target)
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter().enumerate())
+                    .filter(|(i, _)| i % 3 != 0)
+                    .find_first(|(_, x)| **x > target),
+                v.iter().enumerate().filter(|(i, _)| i % 3 != 0).find(|(_, x)| **x > target)
+            );
+            let pos = s.split(v.par_iter()).position_any(is);
+            prop_assert_eq!(pos.is_some(), exists);
+            prop_assert!(pos.is_none_or(|i| is(&v[i])));
+            prop_assert_eq!(s.split(v.par_iter()).position_first(is), v.iter().position(is));
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn collects(v in values(-1000..1000), limit in -1000i64..1100, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(|x| x * 2).collect::<Vec<_>>(),
+                v.iter().map(|x| x * 2).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).filter(|x| **x < limit).collect::<Vec<_>>(),
+                v.iter().filter(|x| **x < limit).collect::<Vec<_>>()
+            );
+            let letter = |x: &i64| char::from(b'a' + x.rem_euclid(26) as u8);
+            prop_assert_eq!(
+                s.split(v.par_iter()).map(letter).collect::<String>(),
+                v.iter().map(letter).collect::<String>()
+            );
+            let words: Vec<String> = v.iter().map(|x| format!("{x};")).collect();
+            prop_assert_eq!(
+                s.split(words.par_iter()).map(String::as_str).collect::<String>(),
+                words.concat()
+            );
+            prop_assert_eq!(
+                s.split(words.clone().into_par_iter()).collect::<String>(),
+                words.concat()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).enumerate().collect::<HashMap<_, _>>(),
+                v.iter().enumerate().collect::<HashMap<_, _>>()
+            );
+            // repeated keys: the last value wins, as in std
+            let pair = |(i, x): (usize, &i64)| (x.rem_euclid(17), i);
+            prop_assert_eq!(
+                s.split(v.par_iter()).enumerate().map(pair).collect::<BTreeMap<_, _>>(),
+                v.iter().enumerate().map(pair).collect::<BTreeMap<_, _>>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).enumerate().map(pair).collect::<HashMap<_, _>>(),
+                v.iter().enumerate().map(pair).collect::<HashMap<_, _>>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).copied().collect::<BTreeSet<_>>(),
+                v.iter().copied().collect::<BTreeSet<_>>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter()).collect::<VecDeque<_>>(),
+                v.iter().collect::<VecDeque<_>>()
+            );
+            // the first error in order
+            let check = |(i, x): (usize, &i64)| if *x > limit { Err((i, *x)) } else { Ok(*x) };
+            prop_assert_eq!(
+                s.split(v.par_iter()).enumerate().map(check).collect::<Result<Vec<_>, _>>(),
+                v.iter().enumerate().map(check).collect::<Result<Vec<_>, _>>()
+            );
+            prop_assert_eq!(
+                s.split(v.par_iter())
+                    .map(|x| (*x <= limit).then_some(x))
+                    .collect::<Option<Vec<_>>>(),
+                v.iter().map(|x| (*x <= limit).then_some(x)).collect::<Option<Vec<_>>>()
+            );
+            let mut target = vec![-1i64; 5];
+            s.split(v.par_iter()).map(|x| x + 1).collect_into_vec(&mut target);
+            prop_assert_eq!(target, v.iter().map(|x| x + 1).collect::<Vec<_>>());
+            Ok(())
+        })?;
+    }
+}

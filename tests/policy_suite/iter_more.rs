@@ -1,0 +1,139 @@
+//! The suite's cases for parallel sorts and `scope`, run against every policy by
+//! `policy_suite!` (in a file of their own to keep `policy_suite.rs` short).
+
+use asat::prelude::*;
+use asat::Runtime;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// An element that counts its drops in a shared counter.
+struct Counted<'a> {
+    key: u32,
+    id: usize,
+    drops: &'a AtomicUsize,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The sorts equal std's (stable ones exactly), on the calling thread and split into runs; a
+/// panicking comparator leaves a permutation whose elements are each dropped once.
+pub fn iter_sorts(rt: &Runtime) {
+    rt.install(|| {
+        for n in [0usize, 1, 100, 2047, 2048, 5000, 20_011] {
+            let v: Vec<(u32, usize)> = (0..n).map(|i| ((i * 7919 % 97) as u32, i)).collect();
+            let (mut got, mut want) = (v.clone(), v.clone());
+            got.par_sort_by_key(|p| p.0);
+            want.sort_by_key(|p| p.0);
+            assert_eq!(got, want, "{n} items");
+            let (mut got, mut want) = (v.clone(), v.clone());
+            got.par_sort_by_cached_key(|p| p.0 % 5);
+            want.sort_by_cached_key(|p| p.0 % 5);
+            assert_eq!(got, want, "{n} items");
+            let mut ints: Vec<u32> = v.iter().map(|p| p.0 ^ p.1 as u32).collect();
+            let mut want = ints.clone();
+            ints.par_sort_unstable();
+            want.sort_unstable();
+            assert_eq!(ints, want, "{n} items");
+        }
+        let drops = AtomicUsize::new(0);
+        let n = 20_011;
+        let mut v: Vec<Counted<'_>> = (0..n)
+            .map(|id| Counted {
+                key: (id * 7919 % 97) as u32,
+                id,
+                drops: &drops,
+            })
+            .collect();
+        let calls = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            v.par_sort_by(|a, b| {
+                if calls.fetch_add(1, Ordering::Relaxed) == 150_000 {
+                    panic!("comparison 150000");
+                }
+                a.key.cmp(&b.key)
+            })
+        }));
+        assert_eq!(
+            *r.unwrap_err().downcast_ref::<&str>().unwrap(),
+            "comparison 150000"
+        );
+        let mut ids: Vec<usize> = v.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        assert!(ids.iter().copied().eq(0..n), "not a permutation");
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        drop(v);
+        assert_eq!(drops.load(Ordering::Relaxed), n);
+    });
+    super::every_index_runs_once(rt);
+    super::members_meet_at_barriers(rt);
+}
+
+/// Spawns a tree of jobs `depth` deep with `fan` children each; leaves count themselves.
+fn tree<'s>(s: &asat::Scope<'s>, depth: u32, fan: usize, leaves: &'s AtomicUsize) {
+    if depth == 0 {
+        leaves.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    for _ in 0..fan {
+        s.spawn(move |s| tree(s, depth - 1, fan, leaves));
+    }
+}
+
+/// `scope` runs every job, nested spawns and borrowed data included, before it returns; a
+/// job's panic is re-raised once the others have run; the runtime stays usable.
+pub fn iter_scope(rt: &Runtime) {
+    rt.install(|| {
+        let leaves = AtomicUsize::new(0);
+        let mut data: Vec<u64> = (0..10_000).collect();
+        let r = asat::scope(|s| {
+            tree(s, 4, 3, &leaves);
+            for chunk in data.chunks_mut(999) {
+                s.spawn(move |_| chunk.iter_mut().for_each(|x| *x *= 2));
+            }
+            "done"
+        });
+        assert_eq!(r, "done");
+        assert_eq!(leaves.load(Ordering::Relaxed), 81);
+        assert!(data.iter().enumerate().all(|(i, &x)| x == 2 * i as u64));
+        let ran = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            asat::scope(|s| {
+                for i in 0..30 {
+                    let ran = &ran;
+                    s.spawn(move |s| {
+                        s.spawn(move |_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                            if i == 17 {
+                                panic!("job 17");
+                            }
+                        })
+                    });
+                }
+            })
+        }));
+        assert_eq!(*r.unwrap_err().downcast_ref::<&str>().unwrap(), "job 17");
+        assert_eq!(ran.load(Ordering::Relaxed), 30);
+        // a scope inside a parallel call runs inline on the member
+        let total: usize = (0..50usize)
+            .into_par_iter()
+            .map(|i| {
+                let c = AtomicUsize::new(0);
+                asat::scope(|s| {
+                    for _ in 0..i {
+                        s.spawn(|_| {
+                            c.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+                c.into_inner()
+            })
+            .sum();
+        assert_eq!(total, 1225);
+    });
+    super::every_index_runs_once(rt);
+    super::members_meet_at_barriers(rt);
+}
