@@ -8,6 +8,7 @@ use std::sync::Arc;
 use asat_core::CpuSet;
 
 use crate::switch::{self, Shared};
+use crate::thread;
 use crate::{Error, GangId};
 
 /// A gang of threads placed in one slot of a [`GangScheduler`](crate::GangScheduler)'s matrix,
@@ -113,7 +114,7 @@ impl Gang {
         let cpu: CpuSet = std::iter::once(self.shared.cpus[col]).collect();
         cpu.bind_current_thread()
             .map_err(|e| Error::os("pinning a gang thread", e))?;
-        if let Err(e) = switch::join(&self.shared, self.slot, col, member) {
+        if let Err(e) = thread::join(&self.shared, self.slot, col, member) {
             if let Some(old) = old {
                 let _ = old.bind_current_thread();
             }
@@ -134,7 +135,7 @@ impl Gang {
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
-        switch::join(&self.shared, self.slot, col, member)
+        thread::join(&self.shared, self.slot, col, member)
     }
 }
 
@@ -191,7 +192,7 @@ impl Member<'_> {
 
 impl Drop for Member<'_> {
     fn drop(&mut self) {
-        switch::leave();
+        thread::leave();
         if let Some(old) = &self.old_mask {
             // Best effort: the old mask was valid when read.
             let _ = old.bind_current_thread();

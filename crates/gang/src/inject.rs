@@ -1,5 +1,5 @@
 //! Fault and delay injection at the places where the switching protocol's races were found,
-//! for `tests/inject.rs`. Compiled only with `RUSTFLAGS="--cfg asat_inject"`: in a normal build
+//! for `tests/inject`. Compiled only with `RUSTFLAGS="--cfg asat_inject"`: in a normal build
 //! neither this module nor the calls to it exist.
 //!
 //! The races of coordinated switching are nanoseconds wide. Each [`Point`] widens one of them

@@ -109,6 +109,7 @@
 //!
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
+mod builder;
 mod error;
 mod gang;
 #[cfg(asat_inject)]
@@ -118,15 +119,18 @@ mod matrix;
 mod model;
 mod policy;
 mod scheduler;
+mod sections;
 mod stats;
 pub mod switch;
 mod sys;
+mod thread;
 
+pub use builder::GangSchedulerBuilder;
 pub use error::{Error, MAX_QUANTUM, MAX_SLOTS_LIMIT, MIN_QUANTUM};
 pub use gang::{Gang, Member};
 pub use matrix::{Allocation, GangId, Matrix};
 pub use model::Model;
 pub use policy::{GangPolicy, GangWait};
-pub use scheduler::{GangScheduler, GangSchedulerBuilder};
+pub use scheduler::GangScheduler;
+pub use sections::{blocking, in_gang, preempt_off, safe_point, PreemptGuard};
 pub use stats::GangStats;
-pub use switch::{blocking, in_gang, preempt_off, safe_point, PreemptGuard};

@@ -30,8 +30,8 @@ use asat_core::{
     ThreadInfo, WaitInfo, WaitOutcome, WaitSite, WaitStrategy,
 };
 
-use crate::switch::{self, Shared};
-use crate::Gang;
+use crate::switch::Shared;
+use crate::{sections, thread, Gang};
 
 /// The gang-scheduling policy for one asat-core runtime; take it from
 /// [`GangScheduler::policy`](crate::GangScheduler::policy). See the module docs.
@@ -105,13 +105,13 @@ impl Policy for GangPolicy {
 
     /// A cooperative stop: waits here while the gang's slot is stopped.
     fn safe_point(&self, _member: &MemberInfo) {
-        switch::safe_point();
+        sections::safe_point();
     }
 
     /// Member 0 leaves the gang (called on that thread).
     fn region_end(&self, _report: &RegionReport<'_>) {
         if self.member0.swap(false, Ordering::Relaxed) {
-            switch::leave();
+            thread::leave();
         }
     }
 
@@ -127,7 +127,7 @@ impl Policy for GangPolicy {
     }
 
     fn thread_stop(&self, _thread: &ThreadInfo) {
-        switch::leave();
+        thread::leave();
     }
 
     fn wait_strategy(&self) -> Option<Arc<dyn WaitStrategy>> {
@@ -152,7 +152,7 @@ impl WaitStrategy for GangWait {
     fn spin_limit(&self, info: &WaitInfo) -> Duration {
         match info.site {
             WaitSite::Idle => {
-                switch::set_idle(true);
+                thread::set_idle(true);
                 Self::IDLE_SPIN
             }
             _ => Duration::MAX,
@@ -161,7 +161,7 @@ impl WaitStrategy for GangWait {
 
     fn waited(&self, info: &WaitInfo, _outcome: &WaitOutcome) {
         if info.site == WaitSite::Idle {
-            switch::set_idle(false);
+            thread::set_idle(false);
         }
     }
 }

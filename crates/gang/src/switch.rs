@@ -35,9 +35,9 @@
 //! leaves the idle state, if its slot is stopped then). It gets there from:
 //!
 //! - the signal handler (`on_stop_signal`), unless the thread is inside a
-//!   [`preempt_off`] section: then the handler only records a pending stop,
+//!   [`preempt_off`](crate::preempt_off) section: then the handler only records a pending stop,
 //!   which the thread takes when the outermost section ends (counted as a deferred stop);
-//! - a cooperative safe point ([`safe_point`], called by the asat-core
+//! - a cooperative safe point ([`safe_point`](crate::safe_point), called by the asat-core
 //!   runtime at chunk boundaries and before barriers), which costs one load when the slot runs;
 //! - joining a gang, or leaving an idle/blocking section, while its slot is stopped.
 //!
@@ -49,7 +49,7 @@
 //! The interleavings that broke earlier versions of this protocol (a thread woken just as its
 //! slot is stopped again, a gang placed in a slot whose gangs were gone, a stop deferred as a
 //! thread goes idle, a failed `pthread_kill`, a gang dropped under a parked thread) are
-//! regression tests in `tests/inject.rs`, which widens each window with a pause injected at
+//! regression tests in `tests/inject`, which widens each window with a pause injected at
 //! its place (compiled only under `--cfg asat_inject`).
 //!
 //! # The handler is async-signal-safe
@@ -87,26 +87,25 @@
 //! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
 //! under a 1 ms quantum for seconds.
 
-use std::marker::PhantomData;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sys;
-use crate::{Error, Matrix};
+use crate::Matrix;
+use crate::{sections, sys};
 
 pub(crate) const BOUND: u32 = 1;
 pub(crate) const SIGNALED: u32 = 2;
 pub(crate) const KILLING: u32 = 4;
 pub(crate) const PARKED: u32 = 8;
 pub(crate) const IDLE: u32 = 16;
-const CLAIMING: u32 = 32;
+pub(crate) const CLAIMING: u32 = 32;
 /// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
 /// `Member` was forgotten). The thread is never stopped again; the cell is freed when the
 /// thread leaves (at its exit at the latest).
-const ORPHAN: u32 = 64;
+pub(crate) const ORPHAN: u32 = 64;
 
 /// How long a parked thread sleeps before it looks at its cell again (besides being woken when
 /// its slot runs): an orphaned thread resumes within this.
@@ -217,7 +216,7 @@ impl Shared {
 
     /// A slot that gets its first runnable thread tells the scheduler (which sleeps without a
     /// timeout while no other slot needs the CPUs).
-    fn runnable_inc(&self, slot: usize) {
+    pub(crate) fn runnable_inc(&self, slot: usize) {
         if self.slots[slot].runnable.fetch_add(1, Ordering::SeqCst) == 0
             && self.current.load(Ordering::SeqCst) != slot
         {
@@ -225,7 +224,7 @@ impl Shared {
         }
     }
 
-    fn runnable_dec(&self, slot: usize) {
+    pub(crate) fn runnable_dec(&self, slot: usize) {
         if self.slots[slot].runnable.fetch_sub(1, Ordering::SeqCst) == 1
             && self.current.load(Ordering::SeqCst) == slot
             && self.high.load(Ordering::Relaxed) > 1
@@ -324,8 +323,9 @@ impl Shared {
     }
 }
 
+/// Why a thread parks (for the counters).
 #[derive(Clone, Copy)]
-enum Cause {
+pub(crate) enum Cause {
     Signal,
     SafePoint,
     Deferred,
@@ -337,7 +337,7 @@ enum Cause {
 /// An idle thread never parks here (it is not runnable, and the scheduler need not resume its
 /// slot soon): a stop deferred just as the thread went idle is dropped, and the thread parks,
 /// if its slot is stopped, when it leaves the idle state.
-fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
+pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
     let s = &shared.slots[slot];
     if s.run.load(Ordering::SeqCst) != 0 {
         return false;
@@ -377,30 +377,6 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
     }
 }
 
-/// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
-/// pointer to it), and unbinds a thread that exits while still bound (a `Member` that was
-/// forgotten), before it is gone: the scheduler never signals a thread that has exited.
-struct Owner(Option<Arc<Shared>>);
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            leave();
-        }
-    }
-}
-
-thread_local! {
-    static OWNER: std::cell::RefCell<Owner> = const { std::cell::RefCell::new(Owner(None)) };
-}
-
-thread_local! {
-    // Const-initialized atomics without destructors: plain thread-local words the signal
-    // handler may touch.
-    static PREEMPT: AtomicU32 = const { AtomicU32::new(0) };
-    static PENDING: AtomicBool = const { AtomicBool::new(false) };
-}
-
 /// The stop signal's handler. Async-signal-safe: see the module docs.
 pub(crate) extern "C" fn on_stop_signal(_sig: libc::c_int) {
     let _errno = sys::Errno::save();
@@ -412,50 +388,12 @@ pub(crate) extern "C" fn on_stop_signal(_sig: libc::c_int) {
     if st & IDLE != 0 {
         return;
     }
-    if PREEMPT.with(|p| p.load(Ordering::Relaxed)) > 0 {
-        PENDING.with(|p| p.store(true, Ordering::Relaxed));
+    if sections::preempted() {
+        sections::defer_stop();
         shared.stats.deferred_stops.fetch_add(1, Ordering::Relaxed);
         return;
     }
     park_if_stopped(shared, slot, col, Cause::Signal);
-}
-
-/// Binds the calling thread to a cell, then parks it if its slot is stopped. The thread holds
-/// a reference to `shared` until it leaves (or exits).
-pub(crate) fn join(
-    shared: &Arc<Shared>,
-    slot: usize,
-    col: usize,
-    member: usize,
-) -> Result<(), Error> {
-    if sys::binding().is_some() {
-        return Err(Error::already_bound());
-    }
-    let cell = &shared.slots[slot].cells[col];
-    OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
-    {
-        let _blocked = sys::SignalBlock::new(shared.signal);
-        if let Err(st) =
-            cell.state
-                .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
-        {
-            OWNER.with(|o| o.borrow_mut().0 = None);
-            return Err(if st & ORPHAN != 0 {
-                Error::cell_orphaned(member)
-            } else {
-                Error::member_taken(member)
-            });
-        }
-        cell.pthread
-            .store(sys::pthread_self() as u64, Ordering::Relaxed);
-        // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
-        // `leave` runs on this thread (explicitly or when the thread exits).
-        unsafe { sys::bind(shared, slot, col) };
-        cell.state.store(BOUND, Ordering::SeqCst);
-        shared.runnable_inc(slot);
-    }
-    park_if_stopped(shared, slot, col, Cause::Join);
-    Ok(())
 }
 
 /// Called as a gang is dropped, for its cells (`cols` of `slot`): a thread still bound to one
@@ -484,154 +422,4 @@ pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
         }
     }
     sys::futex_wake(&s.run, i32::MAX);
-}
-
-/// Unbinds the calling thread from its cell (no-op if it is not bound).
-pub(crate) fn leave() {
-    let Some((shared, slot, col)) = sys::binding() else {
-        return;
-    };
-    let cell = &shared.slots[slot].cells[col];
-    let _blocked = sys::SignalBlock::new(shared.signal);
-    sys::unbind();
-    loop {
-        let st = cell.state.load(Ordering::SeqCst);
-        if st & KILLING != 0 {
-            std::hint::spin_loop();
-            continue;
-        }
-        if cell
-            .state
-            .compare_exchange(st, 0, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            if st & IDLE == 0 {
-                shared.runnable_dec(slot);
-            }
-            break;
-        }
-    }
-    shared.ack.fetch_add(1, Ordering::SeqCst);
-    sys::futex_wake(&shared.ack, 1);
-    drop(_blocked);
-    // A stop signal still pending was delivered when `_blocked` dropped; the handler found no
-    // binding and returned. Only now may `shared` go (this may be the last reference). During
-    // thread exit OWNER is being destroyed and drops its Arc itself.
-    let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
-    drop(owner);
-}
-
-/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
-/// idle state while the slot is stopped parks the thread.
-pub(crate) fn set_idle(idle: bool) {
-    let Some((shared, slot, col)) = sys::binding() else {
-        return;
-    };
-    let cell = &shared.slots[slot].cells[col];
-    if cell.state.load(Ordering::SeqCst) & ORPHAN != 0 {
-        // Its gang is gone: it stays idle, outside the rotation.
-        return;
-    }
-    if idle {
-        let _p = preempt_off();
-        #[cfg(asat_inject)]
-        crate::inject::pause(crate::inject::Point::IdleEnter);
-        if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
-            shared.runnable_dec(slot);
-        }
-    } else {
-        {
-            let _p = preempt_off();
-            if cell.state.fetch_and(!IDLE, Ordering::SeqCst) & IDLE != 0 {
-                shared.runnable_inc(slot);
-            }
-        }
-        park_if_stopped(shared, slot, col, Cause::Join);
-    }
-}
-
-/// A cooperative stop point: if the calling thread is a gang member whose slot is stopped, it
-/// waits here until the slot runs again. Costs a thread-local read and one load otherwise.
-///
-/// The asat-core runtime calls it (through [`GangPolicy`](crate::GangPolicy)) at chunk
-/// boundaries and before barriers; code using [`Gang`](crate::Gang) directly may call it in
-/// its loops so that switches find it at a clean point instead of signalling it. Inside a
-/// [`preempt_off`] section it does nothing.
-#[inline]
-pub fn safe_point() {
-    if let Some((shared, slot, col)) = sys::binding() {
-        if shared.slots[slot].run.load(Ordering::Relaxed) == 0
-            && PREEMPT.with(|p| p.load(Ordering::Relaxed)) == 0
-        {
-            park_if_stopped(shared, slot, col, Cause::SafePoint);
-        }
-    }
-}
-
-/// Whether the calling thread is bound to a gang.
-pub fn in_gang() -> bool {
-    sys::binding().is_some()
-}
-
-/// Defers stops of the calling thread until the guard (the outermost one, when nested) is
-/// dropped: a stop signal that arrives meanwhile is recorded, counted in
-/// [`GangStats::deferred_stops`](crate::GangStats::deferred_stops), and taken at the drop.
-///
-/// The scheduler waits for the section to end before it resumes the next slot, so a section
-/// must be short and must not wait for other threads: no blocking calls, no locks another
-/// gang thread may hold, no allocation (the allocator's lock may be held by a stopped thread,
-/// whose resumption would then wait for this section). Outside a gang it only counts nesting.
-///
-/// ```
-/// let _g = asat_gang::preempt_off();
-/// // short, non-blocking work that must not be interrupted by a gang switch
-/// ```
-pub fn preempt_off() -> PreemptGuard {
-    PREEMPT.with(|p| p.fetch_add(1, Ordering::Relaxed));
-    compiler_fence(Ordering::SeqCst);
-    PreemptGuard {
-        _not_send: PhantomData,
-    }
-}
-
-/// The guard of [`preempt_off`]; not `Send` (the section belongs to one thread).
-#[derive(Debug)]
-#[must_use = "the section ends when the guard is dropped"]
-pub struct PreemptGuard {
-    _not_send: PhantomData<*const ()>,
-}
-
-impl Drop for PreemptGuard {
-    fn drop(&mut self) {
-        compiler_fence(Ordering::SeqCst);
-        if PREEMPT.with(|p| p.fetch_sub(1, Ordering::Relaxed)) == 1
-            && PENDING.with(|p| p.swap(false, Ordering::Relaxed))
-        {
-            if let Some((shared, slot, col)) = sys::binding() {
-                park_if_stopped(shared, slot, col, Cause::Deferred);
-            }
-        }
-    }
-}
-
-/// Runs `f` with the calling thread marked as blocked: while it runs, the thread does not count
-/// as runnable (a slot whose threads are all blocked is switched away from early, as the
-/// paper's bit mask does) and is not signalled at switches. If its slot was stopped meanwhile,
-/// the thread waits for it after `f` returns.
-///
-/// Wrap calls that may block for long (`read` on a pipe, `accept`, a condition variable).
-/// Outside a gang it just runs `f`.
-pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Unidle;
-    impl Drop for Unidle {
-        fn drop(&mut self) {
-            set_idle(false);
-        }
-    }
-    if sys::binding().is_none() {
-        return f();
-    }
-    set_idle(true);
-    let _u = Unidle;
-    f()
 }

@@ -1,0 +1,127 @@
+//! A thread's side of gang membership: binding itself to a cell, leaving it, going idle. The
+//! protocol is in the [`switch`](crate::switch) module docs.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::switch::{self, Cause, Shared, BOUND, CLAIMING, IDLE, KILLING, ORPHAN};
+use crate::{sections, sys, Error};
+
+/// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
+/// pointer to it), and unbinds a thread that exits while still bound (a `Member` that was
+/// forgotten), before it is gone: the scheduler never signals a thread that has exited.
+struct Owner(Option<Arc<Shared>>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            leave();
+        }
+    }
+}
+
+thread_local! {
+    static OWNER: std::cell::RefCell<Owner> = const { std::cell::RefCell::new(Owner(None)) };
+}
+
+/// Binds the calling thread to a cell, then parks it if its slot is stopped. The thread holds
+/// a reference to `shared` until it leaves (or exits).
+pub(crate) fn join(
+    shared: &Arc<Shared>,
+    slot: usize,
+    col: usize,
+    member: usize,
+) -> Result<(), Error> {
+    if sys::binding().is_some() {
+        return Err(Error::already_bound());
+    }
+    let cell = &shared.slots[slot].cells[col];
+    OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
+    {
+        let _blocked = sys::SignalBlock::new(shared.signal);
+        if let Err(st) =
+            cell.state
+                .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
+        {
+            OWNER.with(|o| o.borrow_mut().0 = None);
+            return Err(if st & ORPHAN != 0 {
+                Error::cell_orphaned(member)
+            } else {
+                Error::member_taken(member)
+            });
+        }
+        cell.pthread
+            .store(sys::pthread_self() as u64, Ordering::Relaxed);
+        // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
+        // `leave` runs on this thread (explicitly or when the thread exits).
+        unsafe { sys::bind(shared, slot, col) };
+        cell.state.store(BOUND, Ordering::SeqCst);
+        shared.runnable_inc(slot);
+    }
+    switch::park_if_stopped(shared, slot, col, Cause::Join);
+    Ok(())
+}
+
+/// Unbinds the calling thread from its cell (no-op if it is not bound).
+pub(crate) fn leave() {
+    let Some((shared, slot, col)) = sys::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    let _blocked = sys::SignalBlock::new(shared.signal);
+    sys::unbind();
+    loop {
+        let st = cell.state.load(Ordering::SeqCst);
+        if st & KILLING != 0 {
+            std::hint::spin_loop();
+            continue;
+        }
+        if cell
+            .state
+            .compare_exchange(st, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            if st & IDLE == 0 {
+                shared.runnable_dec(slot);
+            }
+            break;
+        }
+    }
+    shared.ack.fetch_add(1, Ordering::SeqCst);
+    sys::futex_wake(&shared.ack, 1);
+    drop(_blocked);
+    // A stop signal still pending was delivered when `_blocked` dropped; the handler found no
+    // binding and returned. Only now may `shared` go (this may be the last reference). During
+    // thread exit OWNER is being destroyed and drops its Arc itself.
+    let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
+    drop(owner);
+}
+
+/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
+/// idle state while the slot is stopped parks the thread.
+pub(crate) fn set_idle(idle: bool) {
+    let Some((shared, slot, col)) = sys::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    if cell.state.load(Ordering::SeqCst) & ORPHAN != 0 {
+        // Its gang is gone: it stays idle, outside the rotation.
+        return;
+    }
+    if idle {
+        let _p = sections::preempt_off();
+        #[cfg(asat_inject)]
+        crate::inject::pause(crate::inject::Point::IdleEnter);
+        if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
+            shared.runnable_dec(slot);
+        }
+    } else {
+        {
+            let _p = sections::preempt_off();
+            if cell.state.fetch_and(!IDLE, Ordering::SeqCst) & IDLE != 0 {
+                shared.runnable_inc(slot);
+            }
+        }
+        switch::park_if_stopped(shared, slot, col, Cause::Join);
+    }
+}
