@@ -12,8 +12,8 @@ use std::time::Duration;
 use asat_core::CpuSet;
 
 use crate::error::{MAX_QUANTUM, MAX_SLOTS_LIMIT, MAX_STOP_TIMEOUT, MIN_QUANTUM};
-use crate::switch::{self, Shared};
-use crate::{sys, Error, GangScheduler};
+use crate::switch::{Config, Shared};
+use crate::{sys, thread, Error, GangScheduler};
 
 /// Builds a [`GangScheduler`]. Setters never fail; [`build`](GangSchedulerBuilder::build)
 /// checks the values.
@@ -50,7 +50,9 @@ impl GangSchedulerBuilder {
     }
 
     /// The stop signal is `SIGRTMIN + offset` (default 6). Change it if the program already
-    /// handles that signal.
+    /// handles that signal: `build` fails if another handler is installed for it, and one
+    /// installed later is found at the next switch and makes creating and joining gangs fail
+    /// (see the [`switch`](crate::switch) module docs, "Signals").
     pub fn signal_offset(mut self, offset: usize) -> Self {
         self.signal_offset = Some(offset);
         self
@@ -171,20 +173,23 @@ impl GangSchedulerBuilder {
         if cpus.is_empty() {
             return Err(Error::cpus("the affinity mask is empty"));
         }
-        sys::install_handler(signal, switch::on_stop_signal).map_err(|e| {
+        sys::install_handler(signal).map_err(|e| {
             Error::signal(
                 offset,
                 format!("{e}: choose another with signal_offset or ASAT_GANG_SIGNAL"),
             )
         })?;
-        let shared = Shared::new(
-            cpus.iter().collect(),
+        // Before the shared state, which records the process generation it belongs to.
+        thread::watch_forks();
+        let shared = Shared::new(Config {
+            cpus: cpus.iter().collect(),
             max_slots,
             signal,
+            signal_offset: offset,
             quantum,
             stop_timeout,
             idle_grace,
-        );
+        });
         GangScheduler::start(shared, self.realtime.unwrap_or(true))
     }
 }

@@ -31,6 +31,11 @@ enum ErrorKind {
         member: usize,
     },
     AlreadyBound,
+    HandlerReplaced {
+        offset: usize,
+        signal: libc::c_int,
+    },
+    Forked,
     Quantum {
         got_us: u128,
     },
@@ -92,6 +97,12 @@ impl Error {
     }
     pub(crate) fn already_bound() -> Self {
         Self::new(ErrorKind::AlreadyBound)
+    }
+    pub(crate) fn handler_replaced(offset: usize, signal: libc::c_int) -> Self {
+        Self::new(ErrorKind::HandlerReplaced { offset, signal })
+    }
+    pub(crate) fn forked() -> Self {
+        Self::new(ErrorKind::Forked)
     }
     pub(crate) fn quantum(got: std::time::Duration) -> Self {
         Self::new(ErrorKind::Quantum {
@@ -172,6 +183,20 @@ impl fmt::Display for Error {
                 f,
                 "this thread is already a member of a gang: a thread may belong to one gang at a \
                  time (drop its Member first)"
+            ),
+            ErrorKind::HandlerReplaced { offset, signal } => write!(
+                f,
+                "stop signal SIGRTMIN+{offset} (signal {signal}): another handler was installed \
+                 for it after the gang scheduler installed its own, so gang switches cannot stop \
+                 threads by signal (they send none, and wait for safe points); do not install a \
+                 handler for this signal, or give the gang scheduler a signal the program does \
+                 not use (GangSchedulerBuilder::signal_offset or ASAT_GANG_SIGNAL)"
+            ),
+            ErrorKind::Forked => write!(
+                f,
+                "this gang scheduler belongs to the parent process: in a child made by fork() it \
+                 has no scheduler thread, so its gangs cannot be created or joined; build a new \
+                 GangScheduler in the child"
             ),
             ErrorKind::Quantum { got_us } => write!(
                 f,

@@ -55,6 +55,7 @@ impl fmt::Debug for Gang {
 
 impl Gang {
     pub(crate) fn create(shared: &Arc<Shared>, n: usize) -> Result<Gang, Error> {
+        shared.usable(true)?;
         let alloc = {
             let mut m = shared
                 .matrix
@@ -104,12 +105,15 @@ impl Gang {
     /// if the gang's slot is not running now, waits until it does.
     ///
     /// Errors: `member >= size()`; the member is already joined by a thread; the calling
-    /// thread already belongs to a gang; the CPU cannot be set.
+    /// thread already belongs to a gang; the CPU cannot be set; another handler was installed
+    /// for the stop signal; the scheduler is a forked child's copy of its parent's (see the
+    /// [`switch`](crate::switch) module docs).
     pub fn join(&self, member: usize) -> Result<Member<'_>, Error> {
         let col = *self
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
+        self.shared.usable(true)?;
         let old = CpuSet::of_current_thread().ok();
         let cpu: CpuSet = std::iter::once(self.shared.cpus[col]).collect();
         cpu.bind_current_thread()
@@ -129,18 +133,25 @@ impl Gang {
     }
 
     /// The binding for a runtime's thread (used by the policy): no pinning here, the runtime
-    /// applies the placement.
+    /// applies the placement. It queries the stop signal's action only once a check found it
+    /// replaced (member 0 joins at every region).
     pub(crate) fn join_unpinned(&self, member: usize) -> Result<(), Error> {
         let col = *self
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
+        self.shared.usable(false)?;
         thread::join(&self.shared, self.slot, col, member)
     }
 }
 
 impl Drop for Gang {
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // A forked child's copy: nothing runs in it, and its lock may be held by a thread
+            // the child does not have.
+            return;
+        }
         // Threads still bound (a Member was forgotten) must not stay parked on a slot that will
         // never run for them again.
         switch::orphan(&self.shared, self.slot, &self.columns);

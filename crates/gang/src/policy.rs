@@ -84,9 +84,10 @@ impl Policy for GangPolicy {
 
     /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
     /// first joins the gang, waiting for the gang's slot if it is not running. A starting
-    /// thread that cannot join (it is a member of another gang, or its member's cell is taken
-    /// or still held by an orphaned thread) is left where it is, so the region is correct but
-    /// not coscheduled.
+    /// thread that cannot join (it is a member of another gang, its member's cell is taken or
+    /// still held by an orphaned thread, another handler was found installed for the stop
+    /// signal, or this is a forked child's copy of the runtime) is left where it is, so the
+    /// region is correct but not coscheduled.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
@@ -120,8 +121,8 @@ impl Policy for GangPolicy {
         if let Some(g) = self.gang.get() {
             // A worker is a fresh thread, bound nowhere, and its index is below the gang's
             // size; joining fails only if its cell is still held by an orphaned thread of a
-            // dropped gang, and the worker then runs outside the gang (correct, not
-            // coscheduled).
+            // dropped gang, or once another handler was found installed for the stop signal,
+            // and the worker then runs outside the gang (correct, not coscheduled).
             let _ = g.join_unpinned(thread.index);
         }
     }

@@ -85,7 +85,10 @@ impl GangScheduler {
 
     /// Places a gang of `n` threads in the matrix (first fit).
     ///
-    /// Errors: `n` is 0 or exceeds the number of CPUs of the domain; the matrix is full.
+    /// Errors: `n` is 0 or exceeds the number of CPUs of the domain; the matrix is full;
+    /// another handler was installed for the stop signal since the scheduler was built; the
+    /// scheduler is a forked child's copy of its parent's (see the [`switch`](crate::switch)
+    /// module docs, "Signals" and "Fork").
     pub fn gang(&self, n: usize) -> Result<Gang, Error> {
         Gang::create(&self.shared, n)
     }
@@ -118,8 +121,11 @@ impl GangScheduler {
         (c != NO_SLOT).then_some(c)
     }
 
-    /// The slots that hold a gang now.
+    /// The slots that hold a gang now (none in a forked child's copy).
     pub fn used_slots(&self) -> Vec<usize> {
+        if self.shared.forked() {
+            return Vec::new();
+        }
         self.shared
             .matrix
             .lock()
@@ -149,12 +155,20 @@ impl GangScheduler {
             cooperative_stops: l(&c.cooperative_stops),
             deferred_stops: l(&c.deferred_stops),
             late_stops: l(&c.late_stops),
+            ignored_signals: l(&c.ignored_signals),
+            handler_replaced: l(&c.handler_replaced),
         }
     }
 }
 
 impl Drop for GangScheduler {
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // A forked child's copy: the scheduler thread is the parent's, and the child has
+            // none to stop or join.
+            std::mem::forget(self.thread.take());
+            return;
+        }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.notify();
         if let Some(t) = self.thread.take() {

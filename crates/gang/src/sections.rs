@@ -2,6 +2,7 @@
 //! [`blocking`] and [`in_gang`]. How each interacts with a switch is in the
 //! [`switch`](crate::switch) module docs.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
 
@@ -13,6 +14,8 @@ thread_local! {
     // handler may touch.
     static PREEMPT: AtomicU32 = const { AtomicU32::new(0) };
     static PENDING: AtomicBool = const { AtomicBool::new(false) };
+    // Whether the thread is inside `blocking` (the handler does not read it).
+    static BLOCKING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether the calling thread is inside a `preempt_off` section. Async-signal-safe.
@@ -24,6 +27,11 @@ pub(crate) fn preempted() -> bool {
 /// Async-signal-safe.
 pub(crate) fn defer_stop() {
     PENDING.with(|p| p.store(true, Ordering::Relaxed));
+}
+
+/// Drops a recorded stop (a forked child's thread: its stop was the parent's).
+pub(crate) fn forget_pending_stop() {
+    PENDING.with(|p| p.store(false, Ordering::Relaxed));
 }
 
 /// A cooperative stop point: if the calling thread is a gang member whose slot is stopped, it
@@ -88,24 +96,50 @@ impl Drop for PreemptGuard {
     }
 }
 
-/// Runs `f` with the calling thread marked as blocked: while it runs, the thread does not count
-/// as runnable (a slot whose threads are all blocked is switched away from early, as the
-/// paper's bit mask does) and is not signalled at switches. If its slot was stopped meanwhile,
-/// the thread waits for it after `f` returns.
+/// Runs `f` with the calling thread marked as blocked, so that a gang switch neither waits for
+/// it nor interrupts it: while `f` runs, the thread does not count as runnable (a slot whose
+/// threads are all blocked is switched away from early, as the paper's bit mask does), it is
+/// not signalled at switches, and the stop signal is blocked in it, so no system call inside
+/// `f` returns `EINTR` because of asat-gang (nor because of anyone else's signal of that
+/// number, which waits until `f` returns). If its slot was stopped meanwhile, the thread waits
+/// for it after `f` returns.
 ///
-/// Wrap calls that may block for long (`read` on a pipe, `accept`, a condition variable).
-/// Outside a gang it just runs `f`.
+/// Wrap calls that may block for long (`read` on a pipe, `accept`, a condition variable), and
+/// every call that a signal handler interrupts with `EINTR` whatever `SA_RESTART` says, unless
+/// the code retries on `EINTR` (the list is in the [crate docs](crate#blocking-calls)). Nested
+/// calls act as the outermost one. Outside a gang it just runs `f`.
+///
+/// The price: `f` runs outside the gang's discipline. If it computes instead of blocking, it
+/// runs beside other slots' threads on its CPU; and a thread that returns from `f` while its
+/// slot is stopped waits for the slot. It costs two `sigprocmask` calls and a few atomic
+/// operations.
+///
+/// ```
+/// // A 10 ms wait that no gang switch cuts short (outside a gang, a plain call).
+/// // SAFETY: poll with no descriptors only sleeps.
+/// let n = asat_gang::blocking(|| unsafe { libc::poll(std::ptr::null_mut(), 0, 10) });
+/// assert_eq!(n, 0);
+/// ```
 pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Unidle;
-    impl Drop for Unidle {
+    struct Unblock(Option<sys::SignalBlock>);
+    impl Drop for Unblock {
         fn drop(&mut self) {
+            BLOCKING.with(|b| b.set(false));
+            // The signal first: one held back is handled now, while the thread is still
+            // idle (the handler then does nothing); then the thread becomes runnable, and
+            // parks if its slot is stopped.
+            drop(self.0.take());
             thread::set_idle(false);
         }
     }
-    if sys::binding().is_none() {
+    let Some((shared, ..)) = sys::binding() else {
+        return f();
+    };
+    if BLOCKING.with(Cell::get) {
         return f();
     }
+    BLOCKING.with(|b| b.set(true));
     thread::set_idle(true);
-    let _u = Unidle;
+    let _unblock = Unblock(Some(sys::SignalBlock::new(shared.signal)));
     f()
 }

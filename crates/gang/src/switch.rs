@@ -1,29 +1,32 @@
 //! The coordinated switching protocol: how the threads of a slot are stopped and resumed
-//! together, and why that cannot deadlock.
+//! together, how asat-gang's stop signals are told from anyone else's, and why none of it can
+//! deadlock.
 //!
 //! # State
 //!
 //! Every cell of the matrix (slot `s`, column `c`) has a `CellCtl` with a state word: `BOUND`
 //! while a thread is bound to it, plus `PARKED` (the thread is stopped), `IDLE` (the thread
 //! declared itself blocked or idle: it is not runnable and is not signalled), `SIGNALED` (a stop
-//! signal is on its way), `KILLING` (the scheduler is inside `pthread_kill` for it), `CLAIMING`
-//! (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's gang was
-//! dropped while its thread was still bound: that thread is never stopped again). Every
-//! slot has a futex word `run` (1 while the slot runs) and a count of its runnable threads.
-//! A thread finds its cell through a thread-local binding (`crate::sys::binding`).
+//! signal is on its way), `KILLING` (the scheduler is inside the system call that sends it),
+//! `CLAIMING` (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's
+//! gang was dropped while its thread was still bound: that thread is never stopped again).
+//! Every slot has a futex word `run` (1 while the slot runs) and a count of its runnable
+//! threads. A thread finds its cell through a thread-local binding (`crate::sys::binding`).
 //!
 //! # A switch from slot A to slot B (scheduler thread)
 //!
+//! 0. Query the stop signal's action (`sigaction`): if the handler is no longer asat-gang's
+//!    (see [Signals](#signals)), count the switch in `handler_replaced` and send no signal in
+//!    step 2.
 //! 1. `A.run = 0` (`SeqCst`).
 //! 2. For each cell of A that is `BOUND` and neither `PARKED`, `IDLE` nor already `SIGNALED`:
-//!    CAS in `SIGNALED | KILLING`, `pthread_kill` the thread with the stop signal (a real-time
-//!    signal, `SIGRTMIN + k`), clear `KILLING` (and `SIGNALED` too if the kill failed, so that
-//!    a later switch signals the thread again). The broadcast time is taken before the first
-//!    signal.
+//!    CAS in `SIGNALED | KILLING`, queue the stop signal to the thread (`rt_tgsigqueueinfo`),
+//!    clear `KILLING` (and `SIGNALED` too if that failed, so that a later switch signals the
+//!    thread again). The broadcast time is taken before the first signal.
 //! 3. Wait (futex on the `ack` word, with a short timeout as a safety net) until every cell of
 //!    A is unbound, `PARKED` or `IDLE`. The switch's stop time is the last `PARKED` timestamp
 //!    minus the broadcast time. After `stop_timeout` the scheduler gives up waiting and counts
-//!    a late stop (a thread that blocks the signal for that long).
+//!    a late stop (a thread that blocks the signal for that long, or that no signal reached).
 //! 4. `B.run = 1`, futex-wake every thread parked on `B.run`.
 //!
 //! # How a thread stops
@@ -48,17 +51,69 @@
 //!
 //! The interleavings that broke earlier versions of this protocol (a thread woken just as its
 //! slot is stopped again, a gang placed in a slot whose gangs were gone, a stop deferred as a
-//! thread goes idle, a failed `pthread_kill`, a gang dropped under a parked thread) are
-//! regression tests in `tests/inject`, which widens each window with a pause injected at
-//! its place (compiled only under `--cfg asat_inject`).
+//! thread goes idle, a failed signal, a gang dropped under a parked thread, a stop signal sent
+//! as its thread enters a blocking call) are regression tests in `tests/inject`, which widens
+//! each window with a pause injected at its place (compiled only under `--cfg asat_inject`).
+//!
+//! # Signals
+//!
+//! The stop signal (`SIGRTMIN + 6` by default) is a real-time signal: its instances queue, none
+//! is merged or lost. The scheduler sends it to one thread with `rt_tgsigqueueinfo`, as
+//! `pthread_sigqueue` does: `si_code = SI_QUEUE`, `si_pid` the scheduler's process, and
+//! `si_value` a token drawn at random when the scheduler is built. The handler is installed
+//! with `SA_SIGINFO` and acts only on a signal whose code, sender and value match the scheduler
+//! of the thread that receives it. Any other signal of that number (a `pthread_kill` or `tgkill`
+//! from a thread of the process, `kill` or `sigqueue` from anywhere) is ignored, and counted in
+//! `ignored_signals` if the receiving thread is bound. It is not chained to another handler:
+//! [`build`](crate::GangSchedulerBuilder::build) refuses a signal that already has one, so
+//! there is none to chain to, and the default action of a real-time signal, ending the
+//! process, is what nobody sending a stray signal wants. An ignored signal still interrupts the
+//! system call its thread was in, as any handled signal does (see
+//! [Blocking calls](#blocking-calls)).
+//!
+//! A handler installed after the scheduler's replaces it. Signals sent then would run that
+//! handler, or end the process if the default action was restored, and no thread would stop
+//! (every switch waiting out `stop_timeout`). Hence step 0: a switch that finds another action
+//! sends no signal (the outgoing threads stop at safe points, or the switch is late), and the
+//! scheduler records that the handler was lost. From then on, [`GangScheduler::gang`], building
+//! a runtime with the policy and [`Gang::join`] query the action themselves (`gang` and `join`
+//! always do) and fail with an error that names the signal, until asat-gang's handler is back.
+//! The check and the sends are not atomic: a handler replaced between them gets that one
+//! switch's signals.
+//!
+//! [`GangScheduler::gang`]: crate::GangScheduler::gang
+//! [`Gang::join`]: crate::Gang::join
+//!
+//! # Blocking calls
+//!
+//! The handler is installed with `SA_RESTART`, so a thread stopped inside a call the kernel
+//! restarts (`read` on a pipe, `write`, `wait`, `flock`, ...) resumes it when its slot runs
+//! again. Calls the kernel never restarts after a handler (the list is in the crate docs:
+//! `poll`, `epoll_wait`, `nanosleep`, ...) return `EINTR` instead. [`blocking`](crate::blocking)
+//! keeps them from it: it sets `IDLE`, then blocks the stop signal in the thread until the call
+//! returns. `IDLE` keeps switches from signalling the thread (step 2) or waiting for it (step 3
+//! counts it stopped); the mask holds back the one signal `IDLE` cannot stop, that of a switch
+//! whose step 2 CAS came before the thread set `IDLE` and whose send comes after (and foreign
+//! signals). A held signal stays pending and is delivered on the way out, when the stop signal
+//! is unblocked first, while the thread is still idle: the handler finds `IDLE` and returns.
+//! Then `IDLE` is cleared, and the thread parks if its slot is stopped.
+//!
+//! # Fork
+//!
+//! A child made by `fork()` has one thread, the one that forked, and no scheduler thread. A
+//! `pthread_atfork` child handler (registered when the first scheduler is built) unbinds that
+//! thread and moves a process generation that every scheduler compares with the one it was
+//! built in. In the child the thread is no longer a gang member
+//! ([`safe_point`](crate::safe_point), [`blocking`](crate::blocking) and a pending stop of
+//! [`preempt_off`](crate::preempt_off) do nothing), the parent's schedulers refuse new gangs
+//! and joins, and dropping their copies of a scheduler or a gang does nothing (there is no
+//! thread to join, and their locks may be held by threads the child does not have). A raw
+//! `clone` that skips the atfork handlers gets none of this.
 //!
 //! # The handler is async-signal-safe
 //!
-//! It reads a const-initialized thread-local, does atomic operations, `clock_gettime` and futex
-//! system calls, and saves and restores `errno`. It never allocates, locks or panics. It is
-//! installed with `SA_RESTART`: a thread stopped inside `read` resumes the call when its slot
-//! runs again; calls the kernel does not restart (`nanosleep`) return `EINTR`, which std's
-//! `sleep` retries with the time left.
+//! It reads const-initialized thread-locals, does atomic operations, `clock_gettime` and futex
+//! system calls, and saves and restores `errno`. It never allocates, locks or panics.
 //!
 //! # Why a stopped thread holding a lock cannot deadlock the process
 //!
@@ -67,34 +122,35 @@
 //! because of two rules:
 //!
 //! 1. **The scheduler thread, the only party every stopped thread depends on, takes no lock and
-//!    never allocates while scheduling.** Its loop uses atomics, futexes, the clock and
-//!    `pthread_kill` (which glibc runs with all signals blocked, so no gang thread can be
-//!    stopped holding the lock it takes). It never touches the matrix's mutex: slot usage is
-//!    mirrored in per-slot atomic counters. So rotation always goes on, and a stopped lock
-//!    holder runs again within one round and releases the lock; its waiters lose at most their
-//!    quantum. A waiter that is itself a gang thread is stopped by the signal like any other
-//!    (a futex wait is interruptible), so switches are never held up by it.
+//!    never allocates while scheduling.** Its loop uses atomics, futexes, the clock, a
+//!    `sigaction` query and `rt_tgsigqueueinfo` (system calls that take no user-space lock). It
+//!    never touches the matrix's mutex: slot usage is mirrored in per-slot atomic counters. So
+//!    rotation always goes on, and a stopped lock holder runs again within one round and
+//!    releases the lock; its waiters lose at most their quantum. A waiter that is itself a gang
+//!    thread is stopped by the signal like any other (a futex wait is interruptible), so
+//!    switches are never held up by it.
 //! 2. **A stop is deferred only inside sections that never wait for another thread:** the
 //!    crate's own bookkeeping (binding, idle marking) and user sections marked with
 //!    `preempt_off`. If such a section waited for a lock held by a stopped thread, the switch
 //!    that would resume the holder would wait for the section: that is the one deadlock this
 //!    design admits, so `preempt_off` sections must not block, allocate, or take locks (see
 //!    its docs). The scheduler's `stop_timeout` turns such a mistake into a counted late stop
-//!    instead of a hang.
+//!    instead of a hang. (A `blocking` call is no such section: its thread counts as stopped.)
 //!
 //! Deferring stops around every `malloc` (for instance with a wrapping global allocator) would
 //! not be enough anyway (C code calls `malloc` directly) and is not needed: the test
 //! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
 //! under a 1 ms quantum for seconds.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::Matrix;
-use crate::{sections, sys};
+use crate::{sections, sys, thread};
+use crate::{Error, Matrix};
 
 pub(crate) const BOUND: u32 = 1;
 pub(crate) const SIGNALED: u32 = 2;
@@ -118,7 +174,8 @@ pub(crate) const NO_SLOT: usize = usize::MAX;
 #[derive(Debug, Default)]
 pub(crate) struct CellCtl {
     pub(crate) state: AtomicU32,
-    pub(crate) pthread: AtomicU64,
+    /// The bound thread's kernel thread id.
+    pub(crate) tid: AtomicI32,
     pub(crate) stopped_ns: AtomicU64,
 }
 
@@ -146,6 +203,20 @@ pub(crate) struct Counters {
     pub(crate) cooperative_stops: AtomicU64,
     pub(crate) deferred_stops: AtomicU64,
     pub(crate) late_stops: AtomicU64,
+    pub(crate) ignored_signals: AtomicU64,
+    pub(crate) handler_replaced: AtomicU64,
+}
+
+/// The settings a scheduler's shared state is made from.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) cpus: Vec<usize>,
+    pub(crate) max_slots: usize,
+    pub(crate) signal: libc::c_int,
+    pub(crate) signal_offset: usize,
+    pub(crate) quantum: Duration,
+    pub(crate) stop_timeout: Duration,
+    pub(crate) idle_grace: Duration,
 }
 
 /// Everything the scheduler thread and the gang threads share.
@@ -167,22 +238,28 @@ pub(crate) struct Shared {
     pub(crate) shutdown: AtomicBool,
     pub(crate) stats: Counters,
     pub(crate) signal: libc::c_int,
+    /// `signal - SIGRTMIN`, as the builder and the errors name it.
+    pub(crate) signal_offset: usize,
     pub(crate) quantum: Duration,
     pub(crate) stop_timeout: Duration,
     pub(crate) idle_grace: Duration,
+    /// The process that built the scheduler, and its user: the sender of every stop signal.
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    /// The value every stop signal carries: drawn at random, never 0 (the value of a signal
+    /// that carries none).
+    token: usize,
+    /// The process generation ([`thread::process_generation`]) the scheduler was built in.
+    generation: u32,
+    /// Set when a check found another action installed for the stop signal, cleared when one
+    /// finds asat-gang's handler again.
+    handler_lost: AtomicBool,
 }
 
 impl Shared {
-    pub(crate) fn new(
-        cpus: Vec<usize>,
-        max_slots: usize,
-        signal: libc::c_int,
-        quantum: Duration,
-        stop_timeout: Duration,
-        idle_grace: Duration,
-    ) -> Self {
-        let p = cpus.len();
-        let slots = (0..max_slots)
+    pub(crate) fn new(c: Config) -> Self {
+        let p = c.cpus.len();
+        let slots = (0..c.max_slots)
             .map(|_| SlotCtl {
                 run: CachePadded::new(AtomicU32::new(0)),
                 gangs: AtomicU32::new(0),
@@ -190,9 +267,13 @@ impl Shared {
                 cells: (0..p).map(|_| CellCtl::default()).collect(),
             })
             .collect();
+        // std's RandomState is seeded from the OS's randomness; the clock makes two states
+        // of one thread differ too.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(sys::now_ns());
         Self {
-            matrix: Mutex::new(Matrix::new(p, max_slots)),
-            cpus,
+            matrix: Mutex::new(Matrix::new(p, c.max_slots)),
+            cpus: c.cpus,
             slots,
             high: AtomicUsize::new(0),
             wake: CachePadded::new(AtomicU32::new(0)),
@@ -201,10 +282,16 @@ impl Shared {
             current: AtomicUsize::new(NO_SLOT),
             shutdown: AtomicBool::new(false),
             stats: Counters::default(),
-            signal,
-            quantum,
-            stop_timeout,
-            idle_grace,
+            signal: c.signal,
+            signal_offset: c.signal_offset,
+            quantum: c.quantum,
+            stop_timeout: c.stop_timeout,
+            idle_grace: c.idle_grace,
+            pid: sys::getpid(),
+            uid: sys::getuid(),
+            token: h.finish() as usize | 1,
+            generation: thread::process_generation(),
+            handler_lost: AtomicBool::new(false),
         }
     }
 
@@ -212,6 +299,40 @@ impl Shared {
     pub(crate) fn notify(&self) {
         self.wake.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&self.wake, 1);
+    }
+
+    /// Whether this is a forked child's copy of a scheduler of its parent (module docs,
+    /// "Fork").
+    pub(crate) fn forked(&self) -> bool {
+        thread::process_generation() != self.generation
+    }
+
+    /// Whether the stop signal's handler is asat-gang's (one `sigaction` query); remembered
+    /// for [`usable`](Shared::usable).
+    fn check_handler(&self) -> bool {
+        let ours = sys::handler_installed(self.signal);
+        self.handler_lost.store(!ours, Ordering::Relaxed);
+        ours
+    }
+
+    /// Whether gangs of this scheduler may be created and joined now: not in a forked child,
+    /// and not while the stop signal's handler is someone else's. With `query`, or once a check
+    /// found the handler replaced, the signal's action is queried now (module docs,
+    /// "Signals"); otherwise this costs two loads.
+    pub(crate) fn usable(&self, query: bool) -> Result<(), Error> {
+        if self.forked() {
+            return Err(Error::forked());
+        }
+        if (query || self.handler_lost.load(Ordering::Relaxed)) && !self.check_handler() {
+            return Err(Error::handler_replaced(self.signal_offset, self.signal));
+        }
+        Ok(())
+    }
+
+    /// Whether a stop signal with this sender was sent by this scheduler (module docs,
+    /// "Signals").
+    fn sent_by_us(&self, from: sys::Sender) -> bool {
+        from.code == libc::SI_QUEUE && from.pid == self.pid && from.value == self.token
     }
 
     /// A slot that gets its first runnable thread tells the scheduler (which sleeps without a
@@ -233,14 +354,20 @@ impl Shared {
         }
     }
 
-    /// Stops every runnable thread of `from` (steps 1-3 of the protocol). Called by the
+    /// Stops every runnable thread of `from` (steps 0-3 of the protocol). Called by the
     /// scheduler thread only. Allocation-free and lock-free.
     pub(crate) fn stop_slot(&self, from: usize) {
         let slot = &self.slots[from];
+        let signals = self.check_handler();
+        if !signals {
+            self.stats.handler_replaced.fetch_add(1, Ordering::Relaxed);
+        }
         slot.run.store(0, Ordering::SeqCst);
         let t0 = sys::now_ns();
         let mut signalled = 0u64;
-        for cell in slot.cells.iter() {
+        // With another handler installed, no signal (step 0).
+        let to_signal = if signals { &slot.cells[..] } else { &[] };
+        for cell in to_signal {
             loop {
                 let st = cell.state.load(Ordering::SeqCst);
                 if st & BOUND == 0 || st & (PARKED | IDLE | SIGNALED) != 0 {
@@ -256,11 +383,11 @@ impl Shared {
                     )
                     .is_ok()
                 {
-                    let thread = cell.pthread.load(Ordering::Relaxed) as libc::pthread_t;
-                    // SAFETY: the cell is BOUND with KILLING set, and `unbind` waits for
-                    // KILLING to clear before the thread may leave the cell (and so exit):
-                    // the thread is alive during the call.
-                    if unsafe { sys::kill_thread(thread, self.signal) } {
+                    // The cell is BOUND with KILLING set, and `leave` waits for KILLING to
+                    // clear before the thread may leave the cell (and so exit): `tid` is the
+                    // bound thread's, alive during the call.
+                    let tid = cell.tid.load(Ordering::Relaxed);
+                    if sys::queue_signal(self.pid, tid, self.signal, self.uid, self.token) {
                         signalled += 1;
                         cell.state.fetch_and(!KILLING, Ordering::SeqCst);
                     } else {
@@ -354,13 +481,14 @@ pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: C
     if let Some(c) = counter {
         c.fetch_add(1, Ordering::Relaxed);
     }
+    let go_on =
+        || s.run.load(Ordering::SeqCst) != 0 || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
     loop {
         cell.stopped_ns.store(sys::now_ns(), Ordering::Relaxed);
         cell.state.fetch_or(PARKED, Ordering::SeqCst);
         shared.ack.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&shared.ack, 1);
-        let orphaned = || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
-        while s.run.load(Ordering::SeqCst) == 0 && !orphaned() {
+        while !go_on() {
             #[cfg(asat_inject)]
             crate::inject::pause(crate::inject::Point::ParkWait);
             sys::futex_wait(&s.run, 0, Some(PARK_RECHECK));
@@ -371,18 +499,22 @@ pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: C
         // `run = 0`, then its read of the state): a slot stopped again before PARKED was
         // cleared found this thread parked and sent no signal, so it must park again here.
         cell.state.fetch_and(!PARKED, Ordering::SeqCst);
-        if s.run.load(Ordering::SeqCst) != 0 || orphaned() {
+        if go_on() {
             return true;
         }
     }
 }
 
-/// The stop signal's handler. Async-signal-safe: see the module docs.
-pub(crate) extern "C" fn on_stop_signal(_sig: libc::c_int) {
-    let _errno = sys::Errno::save();
+/// The stop signal's handler, after `sys` has read who sent the signal. Async-signal-safe:
+/// see the module docs.
+pub(crate) fn on_stop_signal(from: sys::Sender) {
     let Some((shared, slot, col)) = sys::binding() else {
         return;
     };
+    if !shared.sent_by_us(from) {
+        shared.stats.ignored_signals.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let cell = &shared.slots[slot].cells[col];
     let st = cell.state.fetch_and(!SIGNALED, Ordering::SeqCst);
     if st & IDLE != 0 {

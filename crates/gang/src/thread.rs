@@ -1,11 +1,36 @@
-//! A thread's side of gang membership: binding itself to a cell, leaving it, going idle. The
-//! protocol is in the [`switch`](crate::switch) module docs.
+//! A thread's side of gang membership: binding itself to a cell, leaving it, going idle, and
+//! what a forked child forgets. The protocol is in the [`switch`](crate::switch) module docs.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::switch::{self, Cause, Shared, BOUND, CLAIMING, IDLE, KILLING, ORPHAN};
 use crate::{sections, sys, Error};
+
+/// Moves in a child after each `fork()` (module docs of `switch`, "Fork").
+static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+/// The process generation: how many `fork()`s separate this process from the one that
+/// loaded the crate. A scheduler built in another generation is a forked child's copy.
+pub(crate) fn process_generation() -> u32 {
+    // Relaxed: it moves only in a child's single thread, before any other thread of the child
+    // exists (threads started later see it through their spawn).
+    GENERATION.load(Ordering::Relaxed)
+}
+
+/// The `pthread_atfork` child handler: the forking thread, the child's only thread, is no
+/// longer bound to the parent's schedulers, and those schedulers see they are copies.
+extern "C" fn after_fork_in_child() {
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+    sys::unbind();
+    sections::forget_pending_stop();
+}
+
+/// Makes forked children forget their gangs (registered once per process). Called before a
+/// scheduler is built, so that it records the generation it belongs to.
+pub(crate) fn watch_forks() {
+    sys::on_fork_in_child(after_fork_in_child);
+}
 
 /// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
 /// pointer to it), and unbinds a thread that exits while still bound (a `Member` that was
@@ -25,7 +50,8 @@ thread_local! {
 }
 
 /// Binds the calling thread to a cell, then parks it if its slot is stopped. The thread holds
-/// a reference to `shared` until it leaves (or exits).
+/// a reference to `shared` until it leaves (or exits). The caller has checked that the
+/// scheduler is usable.
 pub(crate) fn join(
     shared: &Arc<Shared>,
     slot: usize,
@@ -50,8 +76,7 @@ pub(crate) fn join(
                 Error::member_taken(member)
             });
         }
-        cell.pthread
-            .store(sys::pthread_self() as u64, Ordering::Relaxed);
+        cell.tid.store(sys::gettid(), Ordering::Relaxed);
         // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
         // `leave` runs on this thread (explicitly or when the thread exits).
         unsafe { sys::bind(shared, slot, col) };
@@ -68,7 +93,7 @@ pub(crate) fn leave() {
         return;
     };
     let cell = &shared.slots[slot].cells[col];
-    let _blocked = sys::SignalBlock::new(shared.signal);
+    let blocked = sys::SignalBlock::new(shared.signal);
     sys::unbind();
     loop {
         let st = cell.state.load(Ordering::SeqCst);
@@ -89,8 +114,8 @@ pub(crate) fn leave() {
     }
     shared.ack.fetch_add(1, Ordering::SeqCst);
     sys::futex_wake(&shared.ack, 1);
-    drop(_blocked);
-    // A stop signal still pending was delivered when `_blocked` dropped; the handler found no
+    drop(blocked);
+    // A stop signal still pending was delivered when `blocked` dropped; the handler found no
     // binding and returned. Only now may `shared` go (this may be the last reference). During
     // thread exit OWNER is being destroyed and drops its Arc itself.
     let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));

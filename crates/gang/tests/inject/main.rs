@@ -7,9 +7,15 @@
 //! 1. a thread woken from its park after its slot was stopped again parks again;
 //! 2. a gang placed in a slot whose gangs were gone is stopped with the slot;
 //! 3. a stop deferred as a thread goes idle does not park it;
-//! 4. a failed `pthread_kill` does not keep later switches from signalling the thread;
+//! 4. a stop signal that failed to be sent does not keep later switches from signalling the
+//!    thread;
 //! 5. a thread parked when its gang is dropped (its `Member` forgotten) runs on, even when the
-//!    wake-up of the drop comes before it sleeps.
+//!    wake-up of the drop comes before it sleeps;
+//! 6. a stop signal whose switch decided to send it before the thread entered a blocking call
+//!    does not interrupt the call.
+//!
+//! Races 1-5 are in `races.rs`, 6 (about blocking calls) in `blocking.rs`; this file has the
+//! helpers.
 //!
 //! Run with `RUSTFLAGS="--cfg asat_inject" cargo test -p asat-gang --release --test inject`
 //! (`scripts/test` does, with a target directory of its own). The gang domain is one CPU, so
@@ -20,7 +26,7 @@
 #![cfg(asat_inject)]
 
 use std::panic;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
@@ -30,6 +36,7 @@ use asat_core::CpuSet;
 use asat_gang::inject;
 use asat_gang::{Gang, GangScheduler};
 
+mod blocking;
 mod races;
 
 /// How long a test may take before the watchdog calls it hung.
@@ -94,6 +101,22 @@ pub(crate) fn scheduler(
     Arc::new(b.build().unwrap())
 }
 
+/// The scheduling state of thread `tid` of this process (`R` running, `S` sleeping, ...).
+pub(crate) fn thread_state(tid: libc::pid_t) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.trim_start().chars().next().unwrap()
+}
+
+/// Waits until the thread of `r` sleeps (parked: its slot is not running).
+pub(crate) fn wait_parked(r: &Runner) {
+    wait_for("a gang thread parks", || {
+        let tid = r.probe.tid.load(Ordering::SeqCst);
+        tid != 0 && thread_state(tid) == 'S'
+    });
+}
+
 /// A gang of one, in slot `slot`.
 pub(crate) fn gang(sched: &GangScheduler, slot: usize) -> Arc<Gang> {
     let g = sched.gang(1).unwrap();
@@ -108,6 +131,8 @@ pub(crate) struct Probe {
     /// Iterations that found another slot (or none) running.
     pub(crate) violations: AtomicU64,
     pub(crate) stop: AtomicBool,
+    /// The thread's kernel thread id, once it has started (before it joins).
+    pub(crate) tid: AtomicI32,
 }
 
 impl Probe {
@@ -150,6 +175,8 @@ pub(crate) fn checker(sched: &Arc<GangScheduler>, gang: &Arc<Gang>, target: bool
         if target {
             inject::target_this_thread();
         }
+        // SAFETY: gettid takes no arguments and cannot fail.
+        p.tid.store(unsafe { libc::gettid() }, Ordering::SeqCst);
         let _me = gang.join(0).unwrap();
         while !p.stop.load(Ordering::SeqCst) {
             {

@@ -196,9 +196,9 @@ fn a_stop_deferred_as_a_thread_goes_idle_does_not_park_it() {
     });
 }
 
-/// Race 4: `pthread_kill` fails (a full queue of real-time signals). No signal is on its way,
-/// so that switch waits out its stop timeout (a late stop); but later switches must signal the
-/// thread again (a `SIGNALED` flag left set kept them from it: every one was late).
+/// Race 4: sending the stop signal fails (a full queue of real-time signals). No signal is on
+/// its way, so that switch waits out its stop timeout (a late stop); but later switches must
+/// signal the thread again (a `SIGNALED` flag left set kept them from it: every one was late).
 #[test]
 fn a_failed_kill_does_not_keep_later_switches_from_signalling_the_thread() {
     bounded(WATCHDOG, || {
