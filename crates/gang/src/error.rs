@@ -27,9 +27,6 @@ enum ErrorKind {
     MemberTaken {
         member: usize,
     },
-    CellOrphaned {
-        member: usize,
-    },
     AlreadyBound,
     HandlerReplaced {
         offset: usize,
@@ -91,9 +88,6 @@ impl Error {
     }
     pub(crate) fn member_taken(member: usize) -> Self {
         Self::new(ErrorKind::MemberTaken { member })
-    }
-    pub(crate) fn cell_orphaned(member: usize) -> Self {
-        Self::new(ErrorKind::CellOrphaned { member })
     }
     pub(crate) fn already_bound() -> Self {
         Self::new(ErrorKind::AlreadyBound)
@@ -172,12 +166,6 @@ impl fmt::Display for Error {
                 f,
                 "member {member} of this gang is already joined by another thread: each member \
                  is one thread at a time"
-            ),
-            ErrorKind::CellOrphaned { member } => write!(
-                f,
-                "member {member}'s place is still held by a thread of a gang that was dropped \
-                 while that thread was a member (its Member was forgotten): it is free again \
-                 when that thread exits"
             ),
             ErrorKind::AlreadyBound => write!(
                 f,

@@ -152,16 +152,18 @@ impl Drop for Gang {
             // the child does not have.
             return;
         }
-        // Threads still bound (a Member was forgotten) must not stay parked on a slot that will
-        // never run for them again.
-        switch::orphan(&self.shared, self.slot, &self.columns);
         {
             let mut m = self
                 .shared
                 .matrix
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            m.release(self.id);
+            // Threads still bound (a Member was forgotten) must not stay parked on a slot that
+            // will never run for them again, and their cells stay reserved until they leave:
+            // a new gang's member placed there would run outside any gang. Marked under the
+            // lock, so that such a thread frees its cell after the reservation is made.
+            let kept = switch::orphan(&self.shared, self.slot, &self.columns);
+            m.release_keeping(self.id, &kept);
         }
         self.shared.slots[self.slot]
             .gangs

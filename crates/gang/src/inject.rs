@@ -44,6 +44,10 @@ pub enum Point {
     /// signalled during the pause is deferred to the section's end, when the thread is already
     /// idle (race 3: it must not park then).
     IdleEnter,
+    /// Gang thread, in `set_idle(false)` (leaving [`blocking`](crate::blocking)): it has
+    /// decided to become runnable again, before it changes its cell. A gang dropped during the
+    /// pause marks the thread orphaned (race 6: it must stay idle, never signalled again).
+    IdleLeave,
     /// Scheduler thread: it has found the running slot's gangs gone, before it stops that
     /// slot. A gang placed in the freed slot during the pause has threads running in it (race
     /// 2: they must be stopped like any others).
@@ -54,11 +58,11 @@ pub enum Point {
     KillFails,
     /// Scheduler thread: it has marked the target thread `SIGNALED`, before it sends the
     /// signal. A thread that enters [`blocking`](crate::blocking) during the pause gets the
-    /// signal inside its call (race 6: the call must not be interrupted).
+    /// signal inside its call (race 7: the call must not be interrupted).
     BeforeKill,
 }
 
-const POINTS: usize = 6;
+const POINTS: usize = 7;
 
 impl Point {
     fn index(self) -> usize {
@@ -68,13 +72,17 @@ impl Point {
             Point::IdleEnter => 2,
             Point::GangsGone => 3,
             Point::KillFails => 4,
-            Point::BeforeKill => 5,
+            Point::IdleLeave => 5,
+            Point::BeforeKill => 6,
         }
     }
 
     /// Points passed by gang threads act only on the target thread.
     fn on_gang_thread(self) -> bool {
-        matches!(self, Point::ParkWoken | Point::ParkWait | Point::IdleEnter)
+        matches!(
+            self,
+            Point::ParkWoken | Point::ParkWait | Point::IdleEnter | Point::IdleLeave
+        )
     }
 }
 

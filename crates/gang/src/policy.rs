@@ -84,10 +84,9 @@ impl Policy for GangPolicy {
 
     /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
     /// first joins the gang, waiting for the gang's slot if it is not running. A starting
-    /// thread that cannot join (it is a member of another gang, its member's cell is taken or
-    /// still held by an orphaned thread, another handler was found installed for the stop
-    /// signal, or this is a forked child's copy of the runtime) is left where it is, so the
-    /// region is correct but not coscheduled.
+    /// thread that cannot join (it is a member of another gang or of this one, another handler
+    /// was found installed for the stop signal, or this is a forked child's copy of the
+    /// runtime) is left where it is, so the region is correct but not coscheduled.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
@@ -119,10 +118,11 @@ impl Policy for GangPolicy {
     /// The worker joins the gang as member `index` (waiting for the gang's slot).
     fn thread_start(&self, thread: &ThreadInfo) {
         if let Some(g) = self.gang.get() {
-            // A worker is a fresh thread, bound nowhere, and its index is below the gang's
-            // size; joining fails only if its cell is still held by an orphaned thread of a
-            // dropped gang, or once another handler was found installed for the stop signal,
-            // and the worker then runs outside the gang (correct, not coscheduled).
+            // A worker is a fresh thread, bound nowhere, its index is below the gang's size, and
+            // its cell is its own (a dropped gang's orphaned cells are never given to another
+            // gang). Joining fails only once another handler was found installed for the stop
+            // signal (building the runtime then failed too, unless that happened later); the
+            // worker then runs outside the gang (correct, not coscheduled).
             let _ = g.join_unpinned(thread.index);
         }
     }

@@ -9,9 +9,11 @@
 //! declared itself blocked or idle: it is not runnable and is not signalled), `SIGNALED` (a stop
 //! signal is on its way), `KILLING` (the scheduler is inside the system call that sends it),
 //! `CLAIMING` (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's
-//! gang was dropped while its thread was still bound: that thread is never stopped again).
-//! Every slot has a futex word `run` (1 while the slot runs) and a count of its runnable
-//! threads. A thread finds its cell through a thread-local binding (`crate::sys::binding`).
+//! gang was dropped while its thread was still bound: that thread is never stopped again, and
+//! the cell stays reserved in the matrix, given to no new gang, until the thread leaves). Every
+//! slot has a word `run` (1 while the slot runs), a futex word `epoch` that moves whenever its
+//! parked threads have something new to look at, and a count of its runnable threads. A thread
+//! finds its cell through a thread-local binding (`crate::sys::binding`).
 //!
 //! # A switch from slot A to slot B (scheduler thread)
 //!
@@ -27,15 +29,17 @@
 //!    A is unbound, `PARKED` or `IDLE`. The switch's stop time is the last `PARKED` timestamp
 //!    minus the broadcast time. After `stop_timeout` the scheduler gives up waiting and counts
 //!    a late stop (a thread that blocks the signal for that long, or that no signal reached).
-//! 4. `B.run = 1`, futex-wake every thread parked on `B.run`.
+//! 4. `B.run = 1`, then bump `B.epoch` and futex-wake every thread sleeping on it.
 //!
 //! # How a thread stops
 //!
 //! A thread parks (`park_if_stopped`) by stamping its cell, setting `PARKED`, bumping and
-//! waking `ack`, and then futex-waiting on its slot's `run` until it is 1. Then it clears
-//! `PARKED` and reads `run` again: a slot stopped again in between saw the thread parked and
-//! sent it no signal, so the thread parks again. An `IDLE` thread never parks (it parks when it
-//! leaves the idle state, if its slot is stopped then). It gets there from:
+//! waking `ack`, and then, in a loop, reading its slot's `epoch`, then `run` and its cell's
+//! `ORPHAN`, and futex-waiting on `epoch` while it still holds the value read, until `run` is 1
+//! or the cell is orphaned. Then it clears `PARKED` and reads `run` again: a slot stopped again
+//! in between saw the thread parked and sent it no signal, so the thread parks again. An `IDLE`
+//! thread never parks (it parks when it leaves the idle state, if its slot is stopped then). It
+//! gets there from:
 //!
 //! - the signal handler (`on_stop_signal`), unless the thread is inside a
 //!   [`preempt_off`](crate::preempt_off) section: then the handler only records a pending stop,
@@ -49,11 +53,20 @@
 //! reads the states. So either the thread sees the stop and parks, or the scheduler sees a
 //! runnable thread and signals it.
 //!
+//! A parked thread sleeps until something happens for it, with no timeout and no periodic
+//! wake-up, and no wake-up is lost: whoever makes its condition true (`run = 1` when the slot
+//! starts or the scheduler shuts down; `ORPHAN` when its gang is dropped) writes the condition
+//! and then bumps `epoch`, both `SeqCst`, before waking. A thread that read the condition before
+//! it was written had read `epoch` before that, so the bump comes after its read of `epoch`:
+//! its futex wait either finds `epoch` moved and returns at once (the kernel compares the word
+//! atomically with queueing the sleeper), or is queued already and is woken.
+//!
 //! The interleavings that broke earlier versions of this protocol (a thread woken just as its
 //! slot is stopped again, a gang placed in a slot whose gangs were gone, a stop deferred as a
 //! thread goes idle, a failed signal, a gang dropped under a parked thread, a stop signal sent
-//! as its thread enters a blocking call) are regression tests in `tests/inject`, which widens
-//! each window with a pause injected at its place (compiled only under `--cfg asat_inject`).
+//! as its thread enters a blocking call, an orphaned thread leaving a blocking call) are
+//! regression tests in `tests/inject`, which widens each window with a pause injected at its
+//! place (compiled only under `--cfg asat_inject`).
 //!
 //! # Signals
 //!
@@ -159,13 +172,9 @@ pub(crate) const PARKED: u32 = 8;
 pub(crate) const IDLE: u32 = 16;
 pub(crate) const CLAIMING: u32 = 32;
 /// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
-/// `Member` was forgotten). The thread is never stopped again; the cell is freed when the
-/// thread leaves (at its exit at the latest).
+/// `Member` was forgotten). The thread is never stopped again; the cell stays reserved in the
+/// matrix until the thread leaves (at its exit at the latest).
 pub(crate) const ORPHAN: u32 = 64;
-
-/// How long a parked thread sleeps before it looks at its cell again (besides being woken when
-/// its slot runs): an orphaned thread resumes within this.
-const PARK_RECHECK: Duration = Duration::from_millis(100);
 
 /// No slot is running.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -182,13 +191,25 @@ pub(crate) struct CellCtl {
 /// One slot (row) of the matrix.
 #[derive(Debug)]
 pub(crate) struct SlotCtl {
-    /// 1 while the slot runs; the futex its stopped threads sleep on.
+    /// 1 while the slot runs.
     pub(crate) run: CachePadded<AtomicU32>,
+    /// Moves when `run` becomes 1 or a cell of the slot is orphaned; the futex its parked
+    /// threads sleep on (module docs).
+    pub(crate) epoch: AtomicU32,
     /// Gangs placed in this slot (mirrors the matrix for the scheduler, which takes no lock).
     pub(crate) gangs: AtomicU32,
     /// Bound threads that are not idle.
     pub(crate) runnable: AtomicU32,
     pub(crate) cells: Box<[CellCtl]>,
+}
+
+impl SlotCtl {
+    /// Wakes the slot's parked threads to look at their condition again; the condition was
+    /// written (`SeqCst`) before.
+    fn wake_parked(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake(&self.epoch, i32::MAX);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -262,6 +283,7 @@ impl Shared {
         let slots = (0..c.max_slots)
             .map(|_| SlotCtl {
                 run: CachePadded::new(AtomicU32::new(0)),
+                epoch: AtomicU32::new(0),
                 gangs: AtomicU32::new(0),
                 runnable: AtomicU32::new(0),
                 cells: (0..p).map(|_| CellCtl::default()).collect(),
@@ -437,7 +459,7 @@ impl Shared {
         let slot = &self.slots[to];
         self.current.store(to, Ordering::SeqCst);
         slot.run.store(1, Ordering::SeqCst);
-        sys::futex_wake(&slot.run, i32::MAX);
+        slot.wake_parked();
     }
 
     /// Lets every thread run (the scheduler is shutting down).
@@ -445,7 +467,7 @@ impl Shared {
         self.current.store(NO_SLOT, Ordering::SeqCst);
         for slot in self.slots.iter() {
             slot.run.store(1, Ordering::SeqCst);
-            sys::futex_wake(&slot.run, i32::MAX);
+            slot.wake_parked();
         }
     }
 }
@@ -488,10 +510,16 @@ pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: C
         cell.state.fetch_or(PARKED, Ordering::SeqCst);
         shared.ack.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&shared.ack, 1);
-        while !go_on() {
+        loop {
+            // The epoch first, then the condition: a change made after this read of the
+            // condition moves the epoch after this read of it (module docs).
+            let epoch = s.epoch.load(Ordering::SeqCst);
+            if go_on() {
+                break;
+            }
             #[cfg(asat_inject)]
             crate::inject::pause(crate::inject::Point::ParkWait);
-            sys::futex_wait(&s.run, 0, Some(PARK_RECHECK));
+            sys::futex_wait(&s.epoch, epoch, None);
         }
         #[cfg(asat_inject)]
         crate::inject::pause(crate::inject::Point::ParkWoken);
@@ -528,11 +556,13 @@ pub(crate) fn on_stop_signal(from: sys::Sender) {
     park_if_stopped(shared, slot, col, Cause::Signal);
 }
 
-/// Called as a gang is dropped, for its cells (`cols` of `slot`): a thread still bound to one
-/// (its `Member` was forgotten) is marked `IDLE | ORPHAN`, so it is never stopped again, and a
-/// parked one resumes (within [`PARK_RECHECK`]). Its slot may be given to another gang at once.
-pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
+/// Called as a gang is dropped, for its cells (`cols` of `slot`), with the matrix locked: a
+/// thread still bound to one (its `Member` was forgotten) is marked `IDLE | ORPHAN`, so it is
+/// never stopped again, and a parked one resumes. Returns the columns so marked: the caller
+/// keeps them reserved in the matrix, and each thread frees its own when it leaves.
+pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) -> Vec<usize> {
     let s = &shared.slots[slot];
+    let mut kept = Vec::new();
     for &c in cols {
         let cell = &s.cells[c];
         let mut st = cell.state.load(Ordering::SeqCst);
@@ -547,11 +577,15 @@ pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
                     if st & IDLE == 0 {
                         shared.runnable_dec(slot);
                     }
+                    kept.push(c);
                     break;
                 }
                 Err(now) => st = now,
             }
         }
     }
-    sys::futex_wake(&s.run, i32::MAX);
+    if !kept.is_empty() {
+        s.wake_parked();
+    }
+    kept
 }

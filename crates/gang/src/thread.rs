@@ -2,7 +2,7 @@
 //! what a forked child forgets. The protocol is in the [`switch`](crate::switch) module docs.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use crate::switch::{self, Cause, Shared, BOUND, CLAIMING, IDLE, KILLING, ORPHAN};
 use crate::{sections, sys, Error};
@@ -65,16 +65,15 @@ pub(crate) fn join(
     OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
     {
         let _blocked = sys::SignalBlock::new(shared.signal);
-        if let Err(st) =
-            cell.state
-                .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
+        if cell
+            .state
+            .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
         {
+            // Orphaned cells are reserved in the matrix, so no other gang's member gets here:
+            // the cell is this member's, joined by another thread.
             OWNER.with(|o| o.borrow_mut().0 = None);
-            return Err(if st & ORPHAN != 0 {
-                Error::cell_orphaned(member)
-            } else {
-                Error::member_taken(member)
-            });
+            return Err(Error::member_taken(member));
         }
         cell.tid.store(sys::gettid(), Ordering::Relaxed);
         // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
@@ -87,7 +86,8 @@ pub(crate) fn join(
     Ok(())
 }
 
-/// Unbinds the calling thread from its cell (no-op if it is not bound).
+/// Unbinds the calling thread from its cell (no-op if it is not bound). An orphaned cell (its
+/// gang was dropped meanwhile) is freed in the matrix here.
 pub(crate) fn leave() {
     let Some((shared, slot, col)) = sys::binding() else {
         return;
@@ -95,7 +95,7 @@ pub(crate) fn leave() {
     let cell = &shared.slots[slot].cells[col];
     let blocked = sys::SignalBlock::new(shared.signal);
     sys::unbind();
-    loop {
+    let st = loop {
         let st = cell.state.load(Ordering::SeqCst);
         if st & KILLING != 0 {
             std::hint::spin_loop();
@@ -106,44 +106,68 @@ pub(crate) fn leave() {
             .compare_exchange(st, 0, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            if st & IDLE == 0 {
-                shared.runnable_dec(slot);
-            }
-            break;
+            break st;
         }
+    };
+    if st & IDLE == 0 {
+        shared.runnable_dec(slot);
     }
     shared.ack.fetch_add(1, Ordering::SeqCst);
     sys::futex_wake(&shared.ack, 1);
     drop(blocked);
     // A stop signal still pending was delivered when `blocked` dropped; the handler found no
-    // binding and returned. Only now may `shared` go (this may be the last reference). During
-    // thread exit OWNER is being destroyed and drops its Arc itself.
+    // binding and returned.
+    if st & ORPHAN != 0 {
+        // The gang was dropped while this thread was bound, and kept the cell reserved for it
+        // (`Gang::drop` marks ORPHAN and reserves the cell under the matrix lock, so the
+        // reservation is there by the time this lock is taken). The state is 0 already: the
+        // next gang placed here finds the cell free.
+        shared
+            .matrix
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .unreserve(slot, col);
+    }
+    // Only now may `shared` go (this may be the last reference). During thread exit OWNER is
+    // being destroyed and drops its Arc itself.
     let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
     drop(owner);
 }
 
 /// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
-/// idle state while the slot is stopped parks the thread.
+/// idle state while the slot is stopped parks the thread. An orphaned thread stays idle: the
+/// check of `ORPHAN` is part of each read-modify-write, so a gang dropped at the same moment
+/// cannot have its mark undone.
 pub(crate) fn set_idle(idle: bool) {
     let Some((shared, slot, col)) = sys::binding() else {
         return;
     };
     let cell = &shared.slots[slot].cells[col];
-    if cell.state.load(Ordering::SeqCst) & ORPHAN != 0 {
-        // Its gang is gone: it stays idle, outside the rotation.
-        return;
-    }
     if idle {
         let _p = sections::preempt_off();
         #[cfg(asat_inject)]
         crate::inject::pause(crate::inject::Point::IdleEnter);
-        if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
+        if cell
+            .state
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
+                (st & (IDLE | ORPHAN) == 0).then_some(st | IDLE)
+            })
+            .is_ok()
+        {
             shared.runnable_dec(slot);
         }
     } else {
         {
             let _p = sections::preempt_off();
-            if cell.state.fetch_and(!IDLE, Ordering::SeqCst) & IDLE != 0 {
+            #[cfg(asat_inject)]
+            crate::inject::pause(crate::inject::Point::IdleLeave);
+            if cell
+                .state
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
+                    (st & IDLE != 0 && st & ORPHAN == 0).then_some(st & !IDLE)
+                })
+                .is_ok()
+            {
                 shared.runnable_inc(slot);
             }
         }

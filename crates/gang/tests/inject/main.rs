@@ -11,11 +11,12 @@
 //!    thread;
 //! 5. a thread parked when its gang is dropped (its `Member` forgotten) runs on, even when the
 //!    wake-up of the drop comes before it sleeps;
-//! 6. a stop signal whose switch decided to send it before the thread entered a blocking call
+//! 6. a thread leaving a blocking call as its gang is dropped stays idle (never signalled);
+//! 7. a stop signal whose switch decided to send it before the thread entered a blocking call
 //!    does not interrupt the call.
 //!
-//! Races 1-5 are in `races.rs`, 6 (about blocking calls) in `blocking.rs`; this file has the
-//! helpers.
+//! Races 1-5 are in `races.rs`, 6 and 7 (about blocking calls) in `blocking.rs`; this file has
+//! the helpers.
 //!
 //! Run with `RUSTFLAGS="--cfg asat_inject" cargo test -p asat-gang --release --test inject`
 //! (`scripts/test` does, with a target directory of its own). The gang domain is one CPU, so
@@ -99,6 +100,26 @@ pub(crate) fn scheduler(
         b = b.idle_grace(g);
     }
     Arc::new(b.build().unwrap())
+}
+
+/// A scheduler like [`scheduler`] over the first `n` CPUs this thread may run on; None if it
+/// may run on fewer.
+pub(crate) fn scheduler_on(n: usize, stop_timeout: Duration) -> Option<Arc<GangScheduler>> {
+    let cpus: CpuSet = CpuSet::of_current_thread()
+        .unwrap()
+        .iter()
+        .take(n)
+        .collect();
+    (cpus.iter().count() == n).then(|| {
+        Arc::new(
+            GangScheduler::builder()
+                .cpus(cpus)
+                .quantum(stop_timeout)
+                .stop_timeout(stop_timeout)
+                .build()
+                .unwrap(),
+        )
+    })
 }
 
 /// The scheduling state of thread `tid` of this process (`R` running, `S` sleeping, ...).

@@ -241,10 +241,11 @@ fn a_failed_kill_does_not_keep_later_switches_from_signalling_the_thread() {
     });
 }
 
-/// A thread parked in a gang that is dropped while it is still a member (its `Member` was
-/// forgotten) must run on: the slot never runs for it again. The drop wakes parked threads;
-/// a thread between its last look at its cell and its sleep misses that wake-up, so parked
-/// threads look at their cell again on their own (within 100 ms).
+/// Race 5: a thread parked in a gang that is dropped while it is still a member (its `Member`
+/// was forgotten) must run on: the slot never runs for it again. The drop's wake-up comes
+/// while the thread is between its last look at its cell and its sleep; the drop moved the
+/// slot's epoch, so the sleep returns at once (parked threads have no periodic wake-up to
+/// cover a lost one).
 #[test]
 fn a_thread_parked_when_its_gang_is_dropped_runs_on() {
     bounded(WATCHDOG, || {
