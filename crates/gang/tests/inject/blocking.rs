@@ -8,8 +8,8 @@ use std::time::Duration;
 use asat_gang::inject::{self, Point};
 
 use super::{
-    bounded, checker, finish, gang, scheduler, scheduler_on, switch_to, wait_for, wait_parked,
-    STEP, WATCH, WATCHDOG,
+    bounded, checker, finish, gang, scheduler, scheduler_on, wait_for, wait_parked, STEP, WATCH,
+    WATCHDOG,
 };
 
 /// Race 6: a thread whose `Member` was forgotten leaves a `blocking` call just as its gang is
@@ -188,8 +188,9 @@ fn a_stop_signal_sent_as_its_thread_enters_a_blocking_call_does_not_interrupt_it
             super::thread_state(t) == 'S'
         });
         stop.store(true, Ordering::SeqCst);
+        // Switches (the slots alternate) until it has run and left.
         wait_for("the thread of slot 0 leaves", || {
-            switch_to(&sched, 0);
+            sched.switch_now();
             ta.is_finished()
         });
         ta.join().unwrap();
