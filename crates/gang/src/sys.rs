@@ -118,9 +118,10 @@ extern "C" fn stop_signal_entry(
         return;
     }
     // SAFETY: the handler is installed with SA_SIGINFO, so the kernel passes a valid siginfo_t
-    // for the duration of the call; it is only read. The `_rt` fields read by si_pid and
-    // si_value are where the kernel puts the sender of a queued signal (SI_QUEUE); for other
-    // codes they hold other data or zeroes, and the caller checks the code first.
+    // for the duration of the call, all 128 bytes written by the kernel; it is only read. The
+    // `_rt` fields read by si_pid and si_value are where the kernel puts the sender of a queued
+    // signal (SI_QUEUE); for other codes they hold other data or zeroes, which the handler
+    // does not trust (it checks the code first).
     let sender = unsafe {
         Sender {
             code: (*info).si_code,
@@ -131,7 +132,7 @@ extern "C" fn stop_signal_entry(
     crate::switch::on_stop_signal(sender);
 }
 
-/// The disposition of `sig` now: `Ok(true)` if it is asat-gang's handler.
+/// The action installed for `sig` now, and whether it is asat-gang's handler.
 fn ours(sig: libc::c_int) -> std::io::Result<(bool, libc::sigaction)> {
     // SAFETY: all-zeroes is a valid `sigaction` (empty mask, no flags, SIG_DFL).
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
