@@ -27,10 +27,12 @@ enum ErrorKind {
     MemberTaken {
         member: usize,
     },
-    CellOrphaned {
-        member: usize,
-    },
     AlreadyBound,
+    HandlerReplaced {
+        offset: usize,
+        signal: libc::c_int,
+    },
+    Forked,
     Quantum {
         got_us: u128,
     },
@@ -87,11 +89,14 @@ impl Error {
     pub(crate) fn member_taken(member: usize) -> Self {
         Self::new(ErrorKind::MemberTaken { member })
     }
-    pub(crate) fn cell_orphaned(member: usize) -> Self {
-        Self::new(ErrorKind::CellOrphaned { member })
-    }
     pub(crate) fn already_bound() -> Self {
         Self::new(ErrorKind::AlreadyBound)
+    }
+    pub(crate) fn handler_replaced(offset: usize, signal: libc::c_int) -> Self {
+        Self::new(ErrorKind::HandlerReplaced { offset, signal })
+    }
+    pub(crate) fn forked() -> Self {
+        Self::new(ErrorKind::Forked)
     }
     pub(crate) fn quantum(got: std::time::Duration) -> Self {
         Self::new(ErrorKind::Quantum {
@@ -162,16 +167,24 @@ impl fmt::Display for Error {
                 "member {member} of this gang is already joined by another thread: each member \
                  is one thread at a time"
             ),
-            ErrorKind::CellOrphaned { member } => write!(
-                f,
-                "member {member}'s place is still held by a thread of a gang that was dropped \
-                 while that thread was a member (its Member was forgotten): it is free again \
-                 when that thread exits"
-            ),
             ErrorKind::AlreadyBound => write!(
                 f,
                 "this thread is already a member of a gang: a thread may belong to one gang at a \
                  time (drop its Member first)"
+            ),
+            ErrorKind::HandlerReplaced { offset, signal } => write!(
+                f,
+                "stop signal SIGRTMIN+{offset} (signal {signal}): another handler was installed \
+                 for it after the gang scheduler installed its own, so gang switches cannot stop \
+                 threads by signal (they send none, and wait for safe points); do not install a \
+                 handler for this signal, or give the gang scheduler a signal the program does \
+                 not use (GangSchedulerBuilder::signal_offset or ASAT_GANG_SIGNAL)"
+            ),
+            ErrorKind::Forked => write!(
+                f,
+                "this gang scheduler belongs to the parent process: in a child made by fork() it \
+                 has no scheduler thread, so its gangs cannot be created or joined; build a new \
+                 GangScheduler in the child"
             ),
             ErrorKind::Quantum { got_us } => write!(
                 f,

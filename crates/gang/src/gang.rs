@@ -8,6 +8,7 @@ use std::sync::Arc;
 use asat_core::CpuSet;
 
 use crate::switch::{self, Shared};
+use crate::thread;
 use crate::{Error, GangId};
 
 /// A gang of threads placed in one slot of a [`GangScheduler`](crate::GangScheduler)'s matrix,
@@ -54,6 +55,7 @@ impl fmt::Debug for Gang {
 
 impl Gang {
     pub(crate) fn create(shared: &Arc<Shared>, n: usize) -> Result<Gang, Error> {
+        shared.usable(true)?;
         let alloc = {
             let mut m = shared
                 .matrix
@@ -103,17 +105,20 @@ impl Gang {
     /// if the gang's slot is not running now, waits until it does.
     ///
     /// Errors: `member >= size()`; the member is already joined by a thread; the calling
-    /// thread already belongs to a gang; the CPU cannot be set.
+    /// thread already belongs to a gang; the CPU cannot be set; another handler was installed
+    /// for the stop signal; the scheduler is a forked child's copy of its parent's (see the
+    /// [`switch`](crate::switch) module docs).
     pub fn join(&self, member: usize) -> Result<Member<'_>, Error> {
         let col = *self
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
+        self.shared.usable(true)?;
         let old = CpuSet::of_current_thread().ok();
         let cpu: CpuSet = std::iter::once(self.shared.cpus[col]).collect();
         cpu.bind_current_thread()
             .map_err(|e| Error::os("pinning a gang thread", e))?;
-        if let Err(e) = switch::join(&self.shared, self.slot, col, member) {
+        if let Err(e) = thread::join(&self.shared, self.slot, col, member) {
             if let Some(old) = old {
                 let _ = old.bind_current_thread();
             }
@@ -128,28 +133,37 @@ impl Gang {
     }
 
     /// The binding for a runtime's thread (used by the policy): no pinning here, the runtime
-    /// applies the placement.
+    /// applies the placement. It queries the stop signal's action only once a check found it
+    /// replaced (member 0 joins at every region).
     pub(crate) fn join_unpinned(&self, member: usize) -> Result<(), Error> {
         let col = *self
             .columns
             .get(member)
             .ok_or_else(|| Error::member(member, self.size()))?;
-        switch::join(&self.shared, self.slot, col, member)
+        self.shared.usable(false)?;
+        thread::join(&self.shared, self.slot, col, member)
     }
 }
 
 impl Drop for Gang {
     fn drop(&mut self) {
-        // Threads still bound (a Member was forgotten) must not stay parked on a slot that will
-        // never run for them again.
-        switch::orphan(&self.shared, self.slot, &self.columns);
+        if self.shared.forked() {
+            // A forked child's copy: nothing runs in it, and its lock may be held by a thread
+            // the child does not have.
+            return;
+        }
         {
             let mut m = self
                 .shared
                 .matrix
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            m.release(self.id);
+            // Threads still bound (a Member was forgotten) must not stay parked on a slot that
+            // will never run for them again, and their cells stay reserved until they leave:
+            // a new gang's member placed there would run outside any gang. Marked under the
+            // lock, so that such a thread frees its cell after the reservation is made.
+            let kept = switch::orphan(&self.shared, self.slot, &self.columns);
+            m.release_keeping(self.id, &kept);
         }
         self.shared.slots[self.slot]
             .gangs
@@ -191,7 +205,7 @@ impl Member<'_> {
 
 impl Drop for Member<'_> {
     fn drop(&mut self) {
-        switch::leave();
+        thread::leave();
         if let Some(old) = &self.old_mask {
             // Best effort: the old mask was valid when read.
             let _ = old.bind_current_thread();

@@ -1,17 +1,18 @@
 //! Fault and delay injection at the places where the switching protocol's races were found,
-//! for `tests/inject.rs`. Compiled only with `RUSTFLAGS="--cfg asat_inject"`: in a normal build
+//! for `tests/inject`. Compiled only with `RUSTFLAGS="--cfg asat_inject"`: in a normal build
 //! neither this module nor the calls to it exist.
 //!
 //! The races of coordinated switching are nanoseconds wide. Each [`Point`] widens one of them
 //! into a pause that lasts until the test [`release`]s it, so a test can drive the scheduler
 //! (with [`GangScheduler::switch_now`](crate::GangScheduler::switch_now)) into exactly the
-//! interleaving that broke, instead of hoping for it. [`Point::KillFails`] makes a
-//! `pthread_kill` fail instead.
+//! interleaving that broke, instead of hoping for it. [`Point::KillFails`] makes the sending of
+//! a stop signal fail instead.
 //!
 //! A point acts once per [`arm`]: the next time the code passes it, and only on the thread that
-//! called [`target_this_thread`] for the points that gang threads pass (for `KillFails`: only
-//! for a kill aimed at that thread). [`reset`] disarms and releases everything and forgets the
-//! target. The state is process-global; tests that use it run one at a time.
+//! called [`target_this_thread`] for the points that gang threads pass (for `BeforeKill` and
+//! `KillFails`: only for a signal aimed at that thread). [`reset`] disarms and releases
+//! everything and forgets the target. The state is process-global; tests that use it run one
+//! at a time.
 //!
 //! Some points are passed inside the stop signal's handler, so this module is
 //! async-signal-safe: atomics, a const thread-local and futex system calls, nothing else.
@@ -20,7 +21,7 @@
 //! and the scheduler's lock-free loop must not do; and a pause that a test ends at a moment it
 //! chooses is what these races need, more than a fixed sleep or a panic.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::sys;
@@ -43,17 +44,25 @@ pub enum Point {
     /// signalled during the pause is deferred to the section's end, when the thread is already
     /// idle (race 3: it must not park then).
     IdleEnter,
+    /// Gang thread, in `set_idle(false)` (leaving [`blocking`](crate::blocking)): it has
+    /// decided to become runnable again, before it changes its cell. A gang dropped during the
+    /// pause marks the thread orphaned (race 6: it must stay idle, never signalled again).
+    IdleLeave,
     /// Scheduler thread: it has found the running slot's gangs gone, before it stops that
     /// slot. A gang placed in the freed slot during the pause has threads running in it (race
     /// 2: they must be stopped like any others).
     GangsGone,
-    /// Scheduler thread: the next `pthread_kill` aimed at the target thread fails, as with a
-    /// full real-time signal queue, and sends nothing (race 4: later switches must still
-    /// signal that thread).
+    /// Scheduler thread: the next stop signal aimed at the target thread fails, as with a full
+    /// real-time signal queue, and sends nothing (race 4: later switches must still signal that
+    /// thread).
     KillFails,
+    /// Scheduler thread: it has marked the target thread `SIGNALED`, before it sends the
+    /// signal. A thread that enters [`blocking`](crate::blocking) during the pause gets the
+    /// signal inside its call (race 7: the call must not be interrupted).
+    BeforeKill,
 }
 
-const POINTS: usize = 5;
+const POINTS: usize = 7;
 
 impl Point {
     fn index(self) -> usize {
@@ -63,12 +72,17 @@ impl Point {
             Point::IdleEnter => 2,
             Point::GangsGone => 3,
             Point::KillFails => 4,
+            Point::IdleLeave => 5,
+            Point::BeforeKill => 6,
         }
     }
 
     /// Points passed by gang threads act only on the target thread.
     fn on_gang_thread(self) -> bool {
-        matches!(self, Point::ParkWoken | Point::ParkWait | Point::IdleEnter)
+        matches!(
+            self,
+            Point::ParkWoken | Point::ParkWait | Point::IdleEnter | Point::IdleLeave
+        )
     }
 }
 
@@ -96,20 +110,20 @@ static STATE: [State; POINTS] = [const {
 /// The target's generation (see `TARGET_GEN`); a thread is the target while its thread-local
 /// copy equals it. `reset` moves it on, so no old thread stays a target.
 static GENERATION: AtomicU32 = AtomicU32::new(1);
-/// The target thread's `pthread_t` (an `unsigned long` on Linux; 0: none), for `KillFails`,
-/// which the scheduler thread passes for another thread.
-static TARGET_PTHREAD: AtomicUsize = AtomicUsize::new(0);
+/// The target thread's kernel thread id (0: none), for `BeforeKill` and `KillFails`, which the
+/// scheduler thread passes for another thread.
+static TARGET_TID: AtomicI32 = AtomicI32::new(0);
 
 thread_local! {
     // Const-initialized, no destructor: the signal handler may read it.
     static TARGET_GEN: AtomicU32 = const { AtomicU32::new(0) };
 }
 
-/// Makes the calling thread the one the gang-thread points act on (and the one `KillFails`
-/// fails kills for), until [`reset`].
+/// Makes the calling thread the one the gang-thread points act on (and the one `BeforeKill`
+/// and `KillFails` act on signals to), until [`reset`].
 pub fn target_this_thread() {
     TARGET_GEN.with(|t| t.store(GENERATION.load(Ordering::SeqCst), Ordering::SeqCst));
-    TARGET_PTHREAD.store(sys::pthread_self() as usize, Ordering::SeqCst);
+    TARGET_TID.store(sys::gettid(), Ordering::SeqCst);
 }
 
 /// Arms `point`: the next pass (by the target thread, for gang-thread points) pauses until
@@ -148,7 +162,7 @@ pub fn release(point: Point) {
 /// Disarms and releases every point, zeroes the counts and forgets the target.
 pub fn reset() {
     GENERATION.fetch_add(1, Ordering::SeqCst);
-    TARGET_PTHREAD.store(0, Ordering::SeqCst);
+    TARGET_TID.store(0, Ordering::SeqCst);
     for s in STATE.iter() {
         s.armed.store(0, Ordering::SeqCst);
         s.hits.store(0, Ordering::SeqCst);
@@ -189,11 +203,14 @@ pub(crate) fn pause(point: Point) {
     }
 }
 
-/// Whether this `pthread_kill` of `thread` is to fail ([`Point::KillFails`]).
-pub(crate) fn kill_fails(thread: libc::pthread_t) -> bool {
-    if TARGET_PTHREAD.load(Ordering::SeqCst) != thread as usize {
+/// Called by the scheduler thread just before it sends a stop signal to thread `tid`: pauses
+/// there for [`Point::BeforeKill`]; returns whether the signal is to fail
+/// ([`Point::KillFails`]).
+pub(crate) fn before_kill(tid: libc::pid_t) -> bool {
+    if TARGET_TID.load(Ordering::SeqCst) != tid {
         return false;
     }
+    pause(Point::BeforeKill);
     match take(Point::KillFails) {
         Some(s) => {
             s.hits.fetch_add(1, Ordering::SeqCst);

@@ -53,7 +53,8 @@
 //!
 //! [`GangStats`] counts switches and early switches, the time per switch (from the broadcast
 //! of the stop signals to the last thread stopped: mean and max), signals, stops by signal and
-//! at safe points, deferred stops and late stops.
+//! at safe points, deferred stops and late stops, signals of the stop signal's number that
+//! asat-gang did not send (ignored), and switches that found another handler installed for it.
 //!
 //! With asat-core, `Runtime::builder().policy(sched.policy())` makes the runtime's team one
 //! gang of the shared scheduler (several runtimes are several gangs). Workers are members
@@ -67,6 +68,47 @@
 //! Call [`safe_point`] in loops to be stopped at clean points, wrap sections that must not be
 //! stopped in [`preempt_off`], and blocking calls in [`blocking`] (the thread then counts as
 //! not runnable and is not signalled).
+//!
+//! # Blocking calls
+//!
+//! A gang thread is stopped by a signal whose handler is installed with `SA_RESTART`, so the
+//! kernel restarts most interrupted system calls (`read` and `write` on pipes, terminals and
+//! sockets without timeouts, `wait`, `open` on a FIFO, `flock`, `fcntl(F_SETLKW)`, ...), and
+//! the thread resumes them when its slot runs again. Some calls are never restarted after a
+//! signal handler, whatever `SA_RESTART` says (signal(7)); in a gang thread they return `EINTR`
+//! (`-1` with `errno` `EINTR`) whenever a switch stops the thread inside them:
+//!
+//! - waiting on file descriptors: `poll`, `ppoll`, `select`, `pselect`, `epoll_wait`,
+//!   `epoll_pwait`;
+//! - sleeping: `nanosleep`, `clock_nanosleep`, `usleep`;
+//! - waiting for signals: `pause`, `sigsuspend`, `sigtimedwait`, `sigwaitinfo`;
+//! - System V IPC: `semop`, `semtimedop`, `msgrcv`, `msgsnd`;
+//! - socket calls on a socket with a timeout (`SO_RCVTIMEO`, `SO_SNDTIMEO`): `accept`,
+//!   `connect`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg`, `send`, `sendto`, `sendmsg`;
+//! - `io_getevents`, and `read` from an inotify descriptor before Linux 3.8.
+//!
+//! Wrap such calls in [`blocking`] (`blocking(|| unsafe { libc::poll(..) })`): the thread is
+//! then not signalled (it counts as stopped, so no switch waits for it, and a switch that
+//! stops its slot meanwhile is taken when the call returns), and the stop signal is blocked
+//! in it for the call, so the call is not interrupted by asat-gang (nor by a foreign signal
+//! of that number). Or retry on `EINTR`, as Rust's std does in `thread::sleep`, `Condvar`,
+//! `Mutex` and its file and socket I/O. The waits of asat-gang and asat-core themselves
+//! (futexes, parking, the runtime's barriers and idle sleep) all re-check their condition in a
+//! loop, so an interrupted wait just waits again. The price of `blocking`: the call runs outside
+//! the gang's discipline (if it computes rather than blocks, it runs beside other slots'
+//! threads on its CPU), and two `sigprocmask` calls.
+//!
+//! # Signals from elsewhere, replaced handlers, fork
+//!
+//! The handler acts only on stop signals the gang scheduler sent (checked by sender and a
+//! random token); others of that number are ignored and counted
+//! ([`GangStats::ignored_signals`]). A handler installed for the stop signal after the
+//! scheduler was built is detected at the next switch (no signal is sent to it,
+//! [`GangStats::handler_replaced`] counts it) and at the next [`GangScheduler::gang`] or
+//! [`Gang::join`], which fail with an error naming the signal. A child made by `fork()` from a
+//! gang thread runs as an ordinary process: its thread is no gang member, and the parent's
+//! schedulers are inert copies in it (no gangs created or joined; dropping them does nothing).
+//! Details: the [`switch`] module docs.
 //!
 //! # Limits
 //!
@@ -109,6 +151,7 @@
 //!
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
+mod builder;
 mod error;
 mod gang;
 #[cfg(asat_inject)]
@@ -118,15 +161,18 @@ mod matrix;
 mod model;
 mod policy;
 mod scheduler;
+mod sections;
 mod stats;
 pub mod switch;
 mod sys;
+mod thread;
 
+pub use builder::GangSchedulerBuilder;
 pub use error::{Error, MAX_QUANTUM, MAX_SLOTS_LIMIT, MIN_QUANTUM};
 pub use gang::{Gang, Member};
 pub use matrix::{Allocation, GangId, Matrix};
 pub use model::Model;
 pub use policy::{GangPolicy, GangWait};
-pub use scheduler::{GangScheduler, GangSchedulerBuilder};
+pub use scheduler::GangScheduler;
+pub use sections::{blocking, in_gang, preempt_off, safe_point, PreemptGuard};
 pub use stats::GangStats;
-pub use switch::{blocking, in_gang, preempt_off, safe_point, PreemptGuard};

@@ -7,6 +7,11 @@
 //! lowest-numbered slot with at least `n` free cells, taking its lowest free columns. A gang
 //! that ends frees its cells for later gangs; slots are never merged (the allocation of running
 //! gangs does not change). A new slot is opened only when no existing slot has room.
+//!
+//! A gang that ends while a thread still runs in one of its cells (see
+//! [`release_keeping`](Matrix::release_keeping)) leaves that cell *reserved*: it belongs to no
+//! gang and is not free, so no new gang is placed on it, until the thread has left and the
+//! cell is [`unreserve`](Matrix::unreserve)d.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -41,9 +46,17 @@ pub struct Allocation {
     pub columns: Vec<usize>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cell {
+    Free,
+    Gang(GangId),
+    /// Its gang is gone, but a thread still runs in it.
+    Reserved,
+}
+
 #[derive(Clone, Debug)]
 struct Row {
-    cells: Vec<Option<GangId>>,
+    cells: Vec<Cell>,
     free: usize,
 }
 
@@ -99,12 +112,13 @@ impl Matrix {
         self.rows.len()
     }
 
-    /// The slots that hold at least one gang, in increasing order.
+    /// The slots that hold at least one gang, in increasing order (a slot whose only taken
+    /// cells are reserved holds none).
     pub fn used_slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.rows
             .iter()
             .enumerate()
-            .filter(move |(_, r)| r.free < self.columns)
+            .filter(|(_, r)| r.cells.iter().any(|c| matches!(c, Cell::Gang(_))))
             .map(|(i, _)| i)
     }
 
@@ -115,7 +129,18 @@ impl Matrix {
 
     /// The gang in a cell, if any.
     pub fn cell(&self, slot: usize, column: usize) -> Option<GangId> {
-        self.rows.get(slot)?.cells.get(column).copied().flatten()
+        match self.rows.get(slot)?.cells.get(column)? {
+            Cell::Gang(g) => Some(*g),
+            Cell::Free | Cell::Reserved => None,
+        }
+    }
+
+    /// Whether a cell is reserved (see the module docs).
+    pub fn is_reserved(&self, slot: usize, column: usize) -> bool {
+        self.rows
+            .get(slot)
+            .and_then(|r| r.cells.get(column))
+            .is_some_and(|c| *c == Cell::Reserved)
     }
 
     /// Places a gang of `n` threads: first fit into the lowest slot with `n` free cells, its
@@ -137,7 +162,7 @@ impl Matrix {
                     return Err(Error::slots_full(self.max_slots));
                 }
                 self.rows.push(Row {
-                    cells: vec![None; self.columns],
+                    cells: vec![Cell::Free; self.columns],
                     free: self.columns,
                 });
                 let s = self.rows.len() - 1;
@@ -152,12 +177,12 @@ impl Matrix {
             .cells
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.is_none())
+            .filter(|(_, c)| **c == Cell::Free)
             .map(|(i, _)| i)
             .take(n)
             .collect();
         for &c in &columns {
-            row.cells[c] = Some(gang);
+            row.cells[c] = Cell::Gang(gang);
         }
         self.by_free[row.free].remove(&slot);
         row.free -= n;
@@ -171,22 +196,52 @@ impl Matrix {
 
     /// Removes a gang, freeing its cells. Returns false if the gang is not in the matrix.
     pub fn release(&mut self, gang: GangId) -> bool {
+        self.release_keeping(gang, &[])
+    }
+
+    /// Removes a gang, freeing its cells except those in the columns `keep`, which become
+    /// reserved: a thread still runs there (its gang ended under it), and no new gang may be
+    /// placed on the cell before [`unreserve`](Matrix::unreserve). Returns false if the gang
+    /// is not in the matrix.
+    pub fn release_keeping(&mut self, gang: GangId, keep: &[usize]) -> bool {
         for (s, row) in self.rows.iter_mut().enumerate() {
+            let mut found = false;
             let mut freed = 0;
-            for c in row.cells.iter_mut() {
-                if *c == Some(gang) {
-                    *c = None;
-                    freed += 1;
+            for (i, c) in row.cells.iter_mut().enumerate() {
+                if *c == Cell::Gang(gang) {
+                    found = true;
+                    if keep.contains(&i) {
+                        *c = Cell::Reserved;
+                    } else {
+                        *c = Cell::Free;
+                        freed += 1;
+                    }
                 }
             }
-            if freed > 0 {
-                self.by_free[row.free].remove(&s);
-                row.free += freed;
-                self.by_free[row.free].insert(s);
+            if found {
+                self.free_cells(s, freed);
                 return true;
             }
         }
         false
+    }
+
+    /// Frees a reserved cell (its thread has left). Returns false if it was not reserved.
+    pub fn unreserve(&mut self, slot: usize, column: usize) -> bool {
+        if !self.is_reserved(slot, column) {
+            return false;
+        }
+        self.rows[slot].cells[column] = Cell::Free;
+        self.free_cells(slot, 1);
+        true
+    }
+
+    /// `n` more cells of `slot` are free: moves the slot to its new free-count list.
+    fn free_cells(&mut self, slot: usize, n: usize) {
+        let row = &mut self.rows[slot];
+        self.by_free[row.free].remove(&slot);
+        row.free += n;
+        self.by_free[row.free].insert(slot);
     }
 }
 
@@ -244,10 +299,36 @@ mod tests {
         assert!(e.contains("all 1 slots of the matrix are in use"), "{e}");
     }
 
+    #[test]
+    fn reserved_cells_are_given_to_no_gang_until_freed() {
+        let mut m = Matrix::new(2, 4);
+        let a = m.allocate(2).unwrap();
+        assert!(m.release_keeping(a.gang, &[1]));
+        assert!(m.is_reserved(0, 1));
+        assert_eq!(m.cell(0, 1), None);
+        assert_eq!(m.free_in(0), 1);
+        assert!(
+            m.used_slots().next().is_none(),
+            "a reserved cell is no gang"
+        );
+        let b = m.allocate(2).unwrap();
+        assert_eq!(b.slot, 1, "slot 0 has one free cell");
+        let c = m.allocate(1).unwrap();
+        assert_eq!((c.slot, c.columns.clone()), (0, vec![0]));
+        assert!(m.unreserve(0, 1));
+        assert!(!m.unreserve(0, 1), "a cell is freed once");
+        let d = m.allocate(1).unwrap();
+        assert_eq!((d.slot, d.columns.clone()), (0, vec![1]));
+    }
+
     #[derive(Clone, Debug)]
     enum Op {
         Create(usize),
         Destroy(usize),
+        /// Destroy a gang, keeping the columns whose bit is set reserved.
+        Orphan(usize, u32),
+        /// Free a reserved cell.
+        Leave(usize),
     }
 
     fn ops() -> impl Strategy<Value = (usize, Vec<Op>)> {
@@ -255,6 +336,8 @@ mod tests {
             let op = prop_oneof![
                 (1..=p + 1).prop_map(Op::Create),
                 (0usize..64).prop_map(Op::Destroy),
+                (0usize..64, any::<u32>()).prop_map(|(i, k)| Op::Orphan(i, k)),
+                (0usize..64).prop_map(Op::Leave),
             ];
             (Just(p), proptest::collection::vec(op, 1..120))
         })
@@ -266,6 +349,7 @@ mod tests {
             let max_slots = 6;
             let mut m = Matrix::new(p, max_slots);
             let mut live: Vec<Allocation> = Vec::new();
+            let mut reserved: Vec<(usize, usize)> = Vec::new();
             for op in ops {
                 match op {
                     Op::Create(n) => {
@@ -275,6 +359,9 @@ mod tests {
                             Ok(a) => {
                                 prop_assert!(n <= p);
                                 prop_assert_eq!(a.columns.len(), n);
+                                for &c in &a.columns {
+                                    prop_assert!(!reserved.contains(&(a.slot, c)));
+                                }
                                 match want {
                                     Some(s) => prop_assert_eq!(a.slot, s),
                                     None => prop_assert_eq!(a.slot, m.slots() - 1),
@@ -292,6 +379,25 @@ mod tests {
                             prop_assert!(m.release(a.gang));
                         }
                     }
+                    Op::Orphan(i, bits) => {
+                        if !live.is_empty() {
+                            let a = live.remove(i % live.len());
+                            let keep: Vec<usize> = a
+                                .columns
+                                .iter()
+                                .copied()
+                                .filter(|c| bits >> (c % 32) & 1 != 0)
+                                .collect();
+                            prop_assert!(m.release_keeping(a.gang, &keep));
+                            reserved.extend(keep.iter().map(|&c| (a.slot, c)));
+                        }
+                    }
+                    Op::Leave(j) => {
+                        if !reserved.is_empty() {
+                            let (s, c) = reserved.remove(j % reserved.len());
+                            prop_assert!(m.unreserve(s, c));
+                        }
+                    }
                 }
                 // Never two threads of a gang in one column; never two gangs in one cell; the
                 // matrix and the live allocations agree, and the free counts are exact.
@@ -306,6 +412,11 @@ mod tests {
                 for s in 0..m.slots() {
                     let mut used = 0;
                     for c in 0..p {
+                        prop_assert_eq!(m.is_reserved(s, c), reserved.contains(&(s, c)));
+                        if m.is_reserved(s, c) {
+                            prop_assert_eq!(m.cell(s, c), None);
+                            used += 1;
+                        }
                         if let Some(g) = m.cell(s, c) {
                             used += 1;
                             let owners = live

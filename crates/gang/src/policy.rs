@@ -30,8 +30,8 @@ use asat_core::{
     ThreadInfo, WaitInfo, WaitOutcome, WaitSite, WaitStrategy,
 };
 
-use crate::switch::{self, Shared};
-use crate::Gang;
+use crate::switch::Shared;
+use crate::{sections, thread, Gang};
 
 /// The gang-scheduling policy for one asat-core runtime; take it from
 /// [`GangScheduler::policy`](crate::GangScheduler::policy). See the module docs.
@@ -84,9 +84,9 @@ impl Policy for GangPolicy {
 
     /// Pins each member to its column's CPU. For member 0 (the region's starting thread) it
     /// first joins the gang, waiting for the gang's slot if it is not running. A starting
-    /// thread that cannot join (it is a member of another gang, or its member's cell is taken
-    /// or still held by an orphaned thread) is left where it is, so the region is correct but
-    /// not coscheduled.
+    /// thread that cannot join (it is a member of another gang or of this one, another handler
+    /// was found installed for the stop signal, or this is a forked child's copy of the
+    /// runtime) is left where it is, so the region is correct but not coscheduled.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
@@ -105,29 +105,30 @@ impl Policy for GangPolicy {
 
     /// A cooperative stop: waits here while the gang's slot is stopped.
     fn safe_point(&self, _member: &MemberInfo) {
-        switch::safe_point();
+        sections::safe_point();
     }
 
     /// Member 0 leaves the gang (called on that thread).
     fn region_end(&self, _report: &RegionReport<'_>) {
         if self.member0.swap(false, Ordering::Relaxed) {
-            switch::leave();
+            thread::leave();
         }
     }
 
     /// The worker joins the gang as member `index` (waiting for the gang's slot).
     fn thread_start(&self, thread: &ThreadInfo) {
         if let Some(g) = self.gang.get() {
-            // A worker is a fresh thread, bound nowhere, and its index is below the gang's
-            // size; joining fails only if its cell is still held by an orphaned thread of a
-            // dropped gang, and the worker then runs outside the gang (correct, not
-            // coscheduled).
+            // A worker is a fresh thread, bound nowhere, its index is below the gang's size, and
+            // its cell is its own (a dropped gang's orphaned cells are never given to another
+            // gang). Joining fails only once another handler was found installed for the stop
+            // signal (building the runtime then failed too, unless that happened later); the
+            // worker then runs outside the gang (correct, not coscheduled).
             let _ = g.join_unpinned(thread.index);
         }
     }
 
     fn thread_stop(&self, _thread: &ThreadInfo) {
-        switch::leave();
+        thread::leave();
     }
 
     fn wait_strategy(&self) -> Option<Arc<dyn WaitStrategy>> {
@@ -152,7 +153,7 @@ impl WaitStrategy for GangWait {
     fn spin_limit(&self, info: &WaitInfo) -> Duration {
         match info.site {
             WaitSite::Idle => {
-                switch::set_idle(true);
+                thread::set_idle(true);
                 Self::IDLE_SPIN
             }
             _ => Duration::MAX,
@@ -161,7 +162,7 @@ impl WaitStrategy for GangWait {
 
     fn waited(&self, info: &WaitInfo, _outcome: &WaitOutcome) {
         if info.site == WaitSite::Idle {
-            switch::set_idle(false);
+            thread::set_idle(false);
         }
     }
 }

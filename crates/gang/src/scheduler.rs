@@ -1,5 +1,4 @@
-//! [`GangScheduler`]: the matrix, the scheduler thread that rotates its slots, and its
-//! [`Builder`](GangSchedulerBuilder).
+//! [`GangScheduler`]: the matrix and the scheduler thread that rotates its slots.
 //!
 //! # The scheduler thread
 //!
@@ -9,13 +8,6 @@
 //! early, as the paper's bit mask triggers a rescheduling). Slots whose threads are all idle or
 //! blocked are skipped while another slot has work. A switch follows the protocol of the
 //! [`switch`](crate::switch) module. The loop allocates nothing and takes no lock.
-//!
-//! Environment variables give defaults for options the program did not set:
-//!
-//! | variable | meaning | values |
-//! |---|---|---|
-//! | `ASAT_GANG_QUANTUM_US` | [`GangSchedulerBuilder::quantum`] in microseconds | 100 ..= 10 000 000 |
-//! | `ASAT_GANG_SIGNAL` | [`GangSchedulerBuilder::signal_offset`] | 0 ..= SIGRTMAX - SIGRTMIN |
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -23,226 +15,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use asat_core::CpuSet;
-
-use crate::error::{MAX_QUANTUM, MAX_SLOTS_LIMIT, MAX_STOP_TIMEOUT, MIN_QUANTUM};
-use crate::switch::{self, Shared, NO_SLOT};
-use crate::{sys, Error, Gang, GangPolicy, GangStats};
-
-/// Builds a [`GangScheduler`]. Setters never fail; [`build`](GangSchedulerBuilder::build)
-/// checks the values.
-#[derive(Clone, Debug, Default)]
-pub struct GangSchedulerBuilder {
-    quantum: Option<Duration>,
-    cpus: Option<CpuSet>,
-    signal_offset: Option<usize>,
-    max_slots: Option<usize>,
-    stop_timeout: Option<Duration>,
-    idle_grace: Option<Duration>,
-    realtime: Option<bool>,
-}
-
-impl GangSchedulerBuilder {
-    /// The default quantum.
-    pub const DEFAULT_QUANTUM: Duration = Duration::from_millis(20);
-    /// The default stop signal: `SIGRTMIN + 6`.
-    pub const DEFAULT_SIGNAL_OFFSET: usize = 6;
-    /// The default number of slots.
-    pub const DEFAULT_MAX_SLOTS: usize = 64;
-
-    /// How long each slot runs before the next one (default 20 ms).
-    pub fn quantum(mut self, q: Duration) -> Self {
-        self.quantum = Some(q);
-        self
-    }
-
-    /// The gang domain: the CPUs that are the matrix's columns, in increasing order (default:
-    /// the calling thread's affinity mask at build time).
-    pub fn cpus(mut self, cpus: CpuSet) -> Self {
-        self.cpus = Some(cpus);
-        self
-    }
-
-    /// The stop signal is `SIGRTMIN + offset` (default 6). Change it if the program already
-    /// handles that signal.
-    pub fn signal_offset(mut self, offset: usize) -> Self {
-        self.signal_offset = Some(offset);
-        self
-    }
-
-    /// The most slots the matrix may open (default 64): at most this many gangs that cannot
-    /// share a slot.
-    pub fn max_slots(mut self, n: usize) -> Self {
-        self.max_slots = Some(n);
-        self
-    }
-
-    /// How long a switch waits for the threads of the outgoing slot before it goes on anyway
-    /// and counts a late stop (default: 500 ms, at least the quantum; at most an hour).
-    pub fn stop_timeout(mut self, d: Duration) -> Self {
-        self.stop_timeout = Some(d);
-        self
-    }
-
-    /// How long the running slot may have no runnable thread before an early switch (default:
-    /// the smaller of 1 ms and the quantum / 4; at most the quantum). It keeps the gaps between
-    /// a runtime's regions from causing switches.
-    pub fn idle_grace(mut self, d: Duration) -> Self {
-        self.idle_grace = Some(d);
-        self
-    }
-
-    /// Whether to try to run the scheduler thread under `SCHED_FIFO` (default: true). Without it,
-    /// when every CPU is busy with gang threads, the kernel may let the running thread finish
-    /// its slice (about 1-3 ms) before the woken scheduler thread runs, which delays quantum
-    /// ends and requested switches by that much. It needs `CAP_SYS_NICE` or an `RLIMIT_RTPRIO`
-    /// allowance; without them the scheduler runs as a normal thread
-    /// ([`GangScheduler::is_realtime`] says which). The thread never spins, so it cannot starve
-    /// a CPU.
-    pub fn realtime(mut self, on: bool) -> Self {
-        self.realtime = Some(on);
-        self
-    }
-
-    /// Checks the configuration, installs the signal handler and starts the scheduler thread.
-    pub fn build(self) -> Result<GangScheduler, Error> {
-        // A value that is not UTF-8 keeps its bad bytes replaced, so it fails to parse.
-        self.build_with_env(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()))
-    }
-
-    pub(crate) fn build_with_env(
-        self,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<GangScheduler, Error> {
-        let env_quantum = match env("ASAT_GANG_QUANTUM_US") {
-            Some(v) => Some(parse_quantum(&v)?),
-            None => None,
-        };
-        let env_signal = match env("ASAT_GANG_SIGNAL") {
-            Some(v) => Some(parse_signal(&v)?),
-            None => None,
-        };
-        let quantum = self
-            .quantum
-            .or(env_quantum)
-            .unwrap_or(Self::DEFAULT_QUANTUM);
-        if !(MIN_QUANTUM..=MAX_QUANTUM).contains(&quantum) {
-            return Err(Error::quantum(quantum));
-        }
-        let stop_timeout = self
-            .stop_timeout
-            .unwrap_or(Duration::from_millis(500).max(quantum));
-        if stop_timeout < Duration::from_millis(1)
-            || stop_timeout < quantum
-            || stop_timeout > MAX_STOP_TIMEOUT
-        {
-            return Err(Error::stop_timeout(stop_timeout));
-        }
-        let idle_grace = self
-            .idle_grace
-            .unwrap_or(Duration::from_millis(1).min(quantum / 4));
-        if idle_grace > quantum {
-            // After a quantum the slot is switched anyway; and the bound keeps the
-            // scheduler's deadline arithmetic far from overflow.
-            return Err(Error::idle_grace(idle_grace));
-        }
-        let max_slots = self.max_slots.unwrap_or(Self::DEFAULT_MAX_SLOTS);
-        if max_slots == 0 || max_slots > MAX_SLOTS_LIMIT {
-            return Err(Error::max_slots(max_slots));
-        }
-        let offset = self
-            .signal_offset
-            .or(env_signal)
-            .unwrap_or(Self::DEFAULT_SIGNAL_OFFSET);
-        let signal = sys::rt_signal(offset).ok_or_else(|| {
-            Error::signal(
-                offset,
-                format!(
-                    "not a real-time signal: the offset must be between 0 and {}",
-                    sys::rt_signal_max_offset()
-                ),
-            )
-        })?;
-        let allowed =
-            CpuSet::of_current_thread().map_err(|e| Error::os("reading the CPU affinity", e))?;
-        let cpus = match self.cpus {
-            Some(c) => {
-                if c.is_empty() {
-                    return Err(Error::cpus(
-                        "no CPUs given: the gang domain needs at least one",
-                    ));
-                }
-                if c.intersection(&allowed) != c {
-                    return Err(Error::cpus(format!(
-                        "CPUs {c} are not all in this thread's affinity mask {allowed}: the domain \
-                         must be a subset of it"
-                    )));
-                }
-                c
-            }
-            None => allowed,
-        };
-        if cpus.is_empty() {
-            return Err(Error::cpus("the affinity mask is empty"));
-        }
-        sys::install_handler(signal, switch::on_stop_signal).map_err(|e| {
-            Error::signal(
-                offset,
-                format!("{e}: choose another with signal_offset or ASAT_GANG_SIGNAL"),
-            )
-        })?;
-        let shared = Arc::new(Shared::new(
-            cpus.iter().collect(),
-            max_slots,
-            signal,
-            quantum,
-            stop_timeout,
-            idle_grace,
-        ));
-        let s = Arc::clone(&shared);
-        let want_rt = self.realtime.unwrap_or(true);
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("asat-gang-scheduler".into())
-            .spawn(move || {
-                let _ = tx.send(want_rt && sys::set_realtime().is_ok());
-                scheduler_main(&s)
-            })
-            .map_err(|e| Error::os("starting the scheduler thread", e))?;
-        let realtime = rx.recv().unwrap_or(false);
-        Ok(GangScheduler {
-            shared,
-            thread: Some(thread),
-            realtime,
-        })
-    }
-}
-
-fn parse_quantum(v: &str) -> Result<Duration, Error> {
-    let allowed = format!(
-        "must be a whole number of microseconds between {} and {}",
-        MIN_QUANTUM.as_micros(),
-        MAX_QUANTUM.as_micros()
-    );
-    match v.trim().parse::<u64>() {
-        Ok(us) if (MIN_QUANTUM..=MAX_QUANTUM).contains(&Duration::from_micros(us)) => {
-            Ok(Duration::from_micros(us))
-        }
-        _ => Err(Error::env("ASAT_GANG_QUANTUM_US", v, allowed)),
-    }
-}
-
-fn parse_signal(v: &str) -> Result<usize, Error> {
-    let max = sys::rt_signal_max_offset();
-    match v.trim().parse::<usize>() {
-        Ok(k) if k <= max => Ok(k),
-        _ => Err(Error::env(
-            "ASAT_GANG_SIGNAL",
-            v,
-            format!("must be an offset above SIGRTMIN between 0 and {max}"),
-        )),
-    }
-}
+use crate::switch::{Shared, NO_SLOT};
+use crate::{sys, Error, Gang, GangPolicy, GangSchedulerBuilder, GangStats};
 
 /// A gang scheduler: an Ousterhout matrix over the CPUs of its domain and a thread that
 /// rotates the matrix's slots every quantum, stopping and resuming whole gangs together.
@@ -289,9 +63,32 @@ impl GangScheduler {
         GangSchedulerBuilder::default()
     }
 
+    /// Starts the scheduler thread for `shared` (under `SCHED_FIFO` if `want_rt` and allowed).
+    pub(crate) fn start(shared: Shared, want_rt: bool) -> Result<GangScheduler, Error> {
+        let shared = Arc::new(shared);
+        let s = Arc::clone(&shared);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("asat-gang-scheduler".into())
+            .spawn(move || {
+                let _ = tx.send(want_rt && sys::set_realtime().is_ok());
+                scheduler_main(&s)
+            })
+            .map_err(|e| Error::os("starting the scheduler thread", e))?;
+        let realtime = rx.recv().unwrap_or(false);
+        Ok(GangScheduler {
+            shared,
+            thread: Some(thread),
+            realtime,
+        })
+    }
+
     /// Places a gang of `n` threads in the matrix (first fit).
     ///
-    /// Errors: `n` is 0 or exceeds the number of CPUs of the domain; the matrix is full.
+    /// Errors: `n` is 0 or exceeds the number of CPUs of the domain; the matrix is full;
+    /// another handler was installed for the stop signal since the scheduler was built; the
+    /// scheduler is a forked child's copy of its parent's (see the [`switch`](crate::switch)
+    /// module docs, "Signals" and "Fork").
     pub fn gang(&self, n: usize) -> Result<Gang, Error> {
         Gang::create(&self.shared, n)
     }
@@ -324,8 +121,11 @@ impl GangScheduler {
         (c != NO_SLOT).then_some(c)
     }
 
-    /// The slots that hold a gang now.
+    /// The slots that hold a gang now (none in a forked child's copy).
     pub fn used_slots(&self) -> Vec<usize> {
+        if self.shared.forked() {
+            return Vec::new();
+        }
         self.shared
             .matrix
             .lock()
@@ -355,12 +155,20 @@ impl GangScheduler {
             cooperative_stops: l(&c.cooperative_stops),
             deferred_stops: l(&c.deferred_stops),
             late_stops: l(&c.late_stops),
+            ignored_signals: l(&c.ignored_signals),
+            handler_replaced: l(&c.handler_replaced),
         }
     }
 }
 
 impl Drop for GangScheduler {
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // A forked child's copy: the scheduler thread is the parent's, and the child has
+            // none to stop or join.
+            std::mem::forget(self.thread.take());
+            return;
+        }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.notify();
         if let Some(t) = self.thread.take() {
@@ -508,14 +316,6 @@ fn scheduler_main(sh: &Shared) {
 mod tests {
     use super::*;
 
-    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let pairs: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
-    }
-
     fn next(cur: Option<usize>, slots: &[(bool, bool)]) -> Option<usize> {
         next_slot(cur, slots.len(), |s| slots[s].0, |s| slots[s].1)
     }
@@ -538,71 +338,6 @@ mod tests {
         assert_eq!(next(Some(1), &[(true, false), (false, false)]), Some(0));
         assert_eq!(next(Some(0), &[(false, false)]), None);
         assert_eq!(next(None, &[]), None);
-    }
-
-    #[test]
-    fn bad_settings_are_clear_errors() {
-        let e = GangScheduler::builder()
-            .quantum(Duration::from_micros(10))
-            .build()
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "quantum 10 us: must be between 100 us and 10 s"
-        );
-        let e = GangScheduler::builder().max_slots(0).build().unwrap_err();
-        assert!(e.to_string().contains("max_slots 0"), "{e}");
-        let e = GangScheduler::builder()
-            .stop_timeout(Duration::MAX)
-            .build()
-            .unwrap_err();
-        assert!(e.to_string().contains("at most 3600 s"), "{e}");
-        let e = GangScheduler::builder()
-            .quantum(Duration::from_millis(10))
-            .idle_grace(Duration::MAX)
-            .build()
-            .unwrap_err();
-        assert!(e.to_string().contains("must be at most the quantum"), "{e}");
-        let e = GangScheduler::builder()
-            .signal_offset(1000)
-            .build()
-            .unwrap_err();
-        assert!(e.to_string().contains("not a real-time signal"), "{e}");
-        let e = GangScheduler::builder()
-            .cpus(CpuSet::new())
-            .build()
-            .unwrap_err();
-        assert!(e.to_string().contains("no CPUs given"), "{e}");
-        let e = GangScheduler::builder()
-            .cpus([1023].into_iter().collect())
-            .build()
-            .unwrap_err();
-        assert!(e.to_string().contains("affinity mask"), "{e}");
-    }
-
-    #[test]
-    fn env_gives_defaults_and_rejects_bad_values() {
-        let s = GangScheduler::builder()
-            .build_with_env(env_of(&[("ASAT_GANG_QUANTUM_US", "5000")]))
-            .unwrap();
-        assert_eq!(s.quantum(), Duration::from_millis(5));
-        let s = GangScheduler::builder()
-            .quantum(Duration::from_millis(7))
-            .build_with_env(env_of(&[("ASAT_GANG_QUANTUM_US", "5000")]))
-            .unwrap();
-        assert_eq!(s.quantum(), Duration::from_millis(7), "code wins over env");
-        let e = GangScheduler::builder()
-            .build_with_env(env_of(&[("ASAT_GANG_QUANTUM_US", "fast")]))
-            .unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("environment variable ASAT_GANG_QUANTUM_US"),
-            "{e}"
-        );
-        let e = GangScheduler::builder()
-            .build_with_env(env_of(&[("ASAT_GANG_SIGNAL", "-1")]))
-            .unwrap_err();
-        assert!(e.to_string().contains("ASAT_GANG_SIGNAL"), "{e}");
     }
 
     #[test]

@@ -29,6 +29,14 @@ pub struct GangStats {
     pub deferred_stops: u64,
     /// Switches where some thread did not stop within the stop timeout (the scheduler went on).
     pub late_stops: u64,
+    /// Signals of the stop signal's number that this scheduler did not send (a `pthread_kill`,
+    /// `kill` or `sigqueue` from anyone else), received by its gang threads and ignored. A
+    /// signal that lands on a thread bound to no gang is ignored without being counted.
+    pub ignored_signals: u64,
+    /// Switches that found another handler installed for the stop signal, and so sent no
+    /// signal (their threads stopped at safe points, or the switch was late). While this
+    /// happens, creating and joining gangs fail with an error that says why.
+    pub handler_replaced: u64,
 }
 
 impl GangStats {

@@ -1,43 +1,50 @@
 //! The coordinated switching protocol: how the threads of a slot are stopped and resumed
-//! together, and why that cannot deadlock.
+//! together, how asat-gang's stop signals are told from anyone else's, and why none of it can
+//! deadlock.
 //!
 //! # State
 //!
 //! Every cell of the matrix (slot `s`, column `c`) has a `CellCtl` with a state word: `BOUND`
 //! while a thread is bound to it, plus `PARKED` (the thread is stopped), `IDLE` (the thread
 //! declared itself blocked or idle: it is not runnable and is not signalled), `SIGNALED` (a stop
-//! signal is on its way), `KILLING` (the scheduler is inside `pthread_kill` for it), `CLAIMING`
-//! (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's gang was
-//! dropped while its thread was still bound: that thread is never stopped again). Every
-//! slot has a futex word `run` (1 while the slot runs) and a count of its runnable threads.
-//! A thread finds its cell through a thread-local binding (`crate::sys::binding`).
+//! signal is on its way), `KILLING` (the scheduler is inside the system call that sends it),
+//! `CLAIMING` (a thread is binding itself to the cell) and, with `IDLE`, `ORPHAN` (the cell's
+//! gang was dropped while its thread was still bound: that thread is never stopped again, and
+//! the cell stays reserved in the matrix, given to no new gang, until the thread leaves). Every
+//! slot has a word `run` (1 while the slot runs), a futex word `epoch` that moves whenever its
+//! parked threads have something new to look at, and a count of its runnable threads. A thread
+//! finds its cell through a thread-local binding (`crate::sys::binding`).
 //!
 //! # A switch from slot A to slot B (scheduler thread)
 //!
+//! 0. Query the stop signal's action (`sigaction`): if the handler is no longer asat-gang's
+//!    (see [Signals](#signals)), count the switch in `handler_replaced` and send no signal in
+//!    step 2.
 //! 1. `A.run = 0` (`SeqCst`).
 //! 2. For each cell of A that is `BOUND` and neither `PARKED`, `IDLE` nor already `SIGNALED`:
-//!    CAS in `SIGNALED | KILLING`, `pthread_kill` the thread with the stop signal (a real-time
-//!    signal, `SIGRTMIN + k`), clear `KILLING` (and `SIGNALED` too if the kill failed, so that
-//!    a later switch signals the thread again). The broadcast time is taken before the first
-//!    signal.
+//!    CAS in `SIGNALED | KILLING`, queue the stop signal to the thread (`rt_tgsigqueueinfo`),
+//!    clear `KILLING` (and `SIGNALED` too if that failed, so that a later switch signals the
+//!    thread again). The broadcast time is taken before the first signal.
 //! 3. Wait (futex on the `ack` word, with a short timeout as a safety net) until every cell of
 //!    A is unbound, `PARKED` or `IDLE`. The switch's stop time is the last `PARKED` timestamp
 //!    minus the broadcast time. After `stop_timeout` the scheduler gives up waiting and counts
-//!    a late stop (a thread that blocks the signal for that long).
-//! 4. `B.run = 1`, futex-wake every thread parked on `B.run`.
+//!    a late stop (a thread that blocks the signal for that long, or that no signal reached).
+//! 4. `B.run = 1`, then bump `B.epoch` and futex-wake every thread sleeping on it.
 //!
 //! # How a thread stops
 //!
 //! A thread parks (`park_if_stopped`) by stamping its cell, setting `PARKED`, bumping and
-//! waking `ack`, and then futex-waiting on its slot's `run` until it is 1. Then it clears
-//! `PARKED` and reads `run` again: a slot stopped again in between saw the thread parked and
-//! sent it no signal, so the thread parks again. An `IDLE` thread never parks (it parks when it
-//! leaves the idle state, if its slot is stopped then). It gets there from:
+//! waking `ack`, and then, in a loop, reading its slot's `epoch`, then `run` and its cell's
+//! `ORPHAN`, and futex-waiting on `epoch` while it still holds the value read, until `run` is 1
+//! or the cell is orphaned. Then it clears `PARKED` and reads `run` again: a slot stopped again
+//! in between saw the thread parked and sent it no signal, so the thread parks again. An `IDLE`
+//! thread never parks (it parks when it leaves the idle state, if its slot is stopped then). It
+//! gets there from:
 //!
 //! - the signal handler (`on_stop_signal`), unless the thread is inside a
-//!   [`preempt_off`] section: then the handler only records a pending stop,
+//!   [`preempt_off`](crate::preempt_off) section: then the handler only records a pending stop,
 //!   which the thread takes when the outermost section ends (counted as a deferred stop);
-//! - a cooperative safe point ([`safe_point`], called by the asat-core
+//! - a cooperative safe point ([`safe_point`](crate::safe_point), called by the asat-core
 //!   runtime at chunk boundaries and before barriers), which costs one load when the slot runs;
 //! - joining a gang, or leaving an idle/blocking section, while its slot is stopped.
 //!
@@ -46,19 +53,80 @@
 //! reads the states. So either the thread sees the stop and parks, or the scheduler sees a
 //! runnable thread and signals it.
 //!
+//! A parked thread sleeps until something happens for it, with no timeout and no periodic
+//! wake-up, and no wake-up is lost: whoever makes its condition true (`run = 1` when the slot
+//! starts or the scheduler shuts down; `ORPHAN` when its gang is dropped) writes the condition
+//! and then bumps `epoch`, both `SeqCst`, before waking. A thread that read the condition before
+//! it was written had read `epoch` before that, so the bump comes after its read of `epoch`:
+//! its futex wait either finds `epoch` moved and returns at once (the kernel compares the word
+//! atomically with queueing the sleeper), or is queued already and is woken.
+//!
 //! The interleavings that broke earlier versions of this protocol (a thread woken just as its
 //! slot is stopped again, a gang placed in a slot whose gangs were gone, a stop deferred as a
-//! thread goes idle, a failed `pthread_kill`, a gang dropped under a parked thread) are
-//! regression tests in `tests/inject.rs`, which widens each window with a pause injected at
-//! its place (compiled only under `--cfg asat_inject`).
+//! thread goes idle, a failed signal, a gang dropped under a parked thread, a stop signal sent
+//! as its thread enters a blocking call, an orphaned thread leaving a blocking call) are
+//! regression tests in `tests/inject`, which widens each window with a pause injected at its
+//! place (compiled only under `--cfg asat_inject`).
+//!
+//! # Signals
+//!
+//! The stop signal (`SIGRTMIN + 6` by default) is a real-time signal: its instances queue, none
+//! is merged or lost. The scheduler sends it to one thread with `rt_tgsigqueueinfo`, as
+//! `pthread_sigqueue` does: `si_code = SI_QUEUE`, `si_pid` the scheduler's process, and
+//! `si_value` a token drawn at random when the scheduler is built. The handler is installed
+//! with `SA_SIGINFO` and acts only on a signal whose code, sender and value match the scheduler
+//! of the thread that receives it. Any other signal of that number (a `pthread_kill` or `tgkill`
+//! from a thread of the process, `kill` or `sigqueue` from anywhere) is ignored, and counted in
+//! `ignored_signals` if the receiving thread is bound. It is not chained to another handler:
+//! [`build`](crate::GangSchedulerBuilder::build) refuses a signal that already has one, so
+//! there is none to chain to, and the default action of a real-time signal, ending the
+//! process, is what nobody sending a stray signal wants. An ignored signal still interrupts the
+//! system call its thread was in, as any handled signal does (see
+//! [Blocking calls](#blocking-calls)).
+//!
+//! A handler installed after the scheduler's replaces it. Signals sent then would run that
+//! handler, or end the process if the default action was restored, and no thread would stop
+//! (every switch waiting out `stop_timeout`). Hence step 0: a switch that finds another action
+//! sends no signal (the outgoing threads stop at safe points, or the switch is late), and the
+//! scheduler records that the handler was lost. From then on, [`GangScheduler::gang`], building
+//! a runtime with the policy and [`Gang::join`] query the action themselves (`gang` and `join`
+//! always do) and fail with an error that names the signal, until asat-gang's handler is back.
+//! The check and the sends are not atomic: a handler replaced between them gets that one
+//! switch's signals.
+//!
+//! [`GangScheduler::gang`]: crate::GangScheduler::gang
+//! [`Gang::join`]: crate::Gang::join
+//!
+//! # Blocking calls
+//!
+//! The handler is installed with `SA_RESTART`, so a thread stopped inside a call the kernel
+//! restarts (`read` on a pipe, `write`, `wait`, `flock`, ...) resumes it when its slot runs
+//! again. Calls the kernel never restarts after a handler (the list is in the crate docs:
+//! `poll`, `epoll_wait`, `nanosleep`, ...) return `EINTR` instead. [`blocking`](crate::blocking)
+//! keeps them from it: it sets `IDLE`, then blocks the stop signal in the thread until the call
+//! returns. `IDLE` keeps switches from signalling the thread (step 2) or waiting for it (step 3
+//! counts it stopped); the mask holds back the one signal `IDLE` cannot stop, that of a switch
+//! whose step 2 CAS came before the thread set `IDLE` and whose send comes after (and foreign
+//! signals). A held signal stays pending and is delivered on the way out, when the stop signal
+//! is unblocked first, while the thread is still idle: the handler finds `IDLE` and returns.
+//! Then `IDLE` is cleared, and the thread parks if its slot is stopped.
+//!
+//! # Fork
+//!
+//! A child made by `fork()` has one thread, the one that forked, and no scheduler thread. A
+//! `pthread_atfork` child handler (registered when the first scheduler is built) unbinds that
+//! thread and moves a process generation that every scheduler compares with the one it was
+//! built in. In the child the thread is no longer a gang member
+//! ([`safe_point`](crate::safe_point), [`blocking`](crate::blocking) and a pending stop of
+//! [`preempt_off`](crate::preempt_off) do nothing), the parent's schedulers refuse new gangs
+//! and joins, and dropping their copies of a scheduler or a gang does nothing (there is no
+//! thread to join, and their locks may be held by threads the child does not have). A raw
+//! `clone` that skips the atfork handlers gets none of this.
 //!
 //! # The handler is async-signal-safe
 //!
-//! It reads a const-initialized thread-local, does atomic operations, `clock_gettime` and futex
-//! system calls, and saves and restores `errno`. It never allocates, locks or panics. It is
-//! installed with `SA_RESTART`: a thread stopped inside `read` resumes the call when its slot
-//! runs again; calls the kernel does not restart (`nanosleep`) return `EINTR`, which std's
-//! `sleep` retries with the time left.
+//! It reads const-initialized thread-locals, does atomic operations, `clock_gettime` and futex
+//! system calls, and saves and restores `errno`. It never allocates, locks or panics.
 //!
 //! # Why a stopped thread holding a lock cannot deadlock the process
 //!
@@ -67,34 +135,34 @@
 //! because of two rules:
 //!
 //! 1. **The scheduler thread, the only party every stopped thread depends on, takes no lock and
-//!    never allocates while scheduling.** Its loop uses atomics, futexes, the clock and
-//!    `pthread_kill` (which glibc runs with all signals blocked, so no gang thread can be
-//!    stopped holding the lock it takes). It never touches the matrix's mutex: slot usage is
-//!    mirrored in per-slot atomic counters. So rotation always goes on, and a stopped lock
-//!    holder runs again within one round and releases the lock; its waiters lose at most their
-//!    quantum. A waiter that is itself a gang thread is stopped by the signal like any other
-//!    (a futex wait is interruptible), so switches are never held up by it.
+//!    never allocates while scheduling.** Its loop uses atomics, futexes, the clock, a
+//!    `sigaction` query and `rt_tgsigqueueinfo` (system calls that take no user-space lock). It
+//!    never touches the matrix's mutex: slot usage is mirrored in per-slot atomic counters. So
+//!    rotation always goes on, and a stopped lock holder runs again within one round and
+//!    releases the lock; its waiters lose at most their quantum. A waiter that is itself a gang
+//!    thread is stopped by the signal like any other (a futex wait is interruptible), so
+//!    switches are never held up by it.
 //! 2. **A stop is deferred only inside sections that never wait for another thread:** the
 //!    crate's own bookkeeping (binding, idle marking) and user sections marked with
 //!    `preempt_off`. If such a section waited for a lock held by a stopped thread, the switch
 //!    that would resume the holder would wait for the section: that is the one deadlock this
 //!    design admits, so `preempt_off` sections must not block, allocate, or take locks (see
 //!    its docs). The scheduler's `stop_timeout` turns such a mistake into a counted late stop
-//!    instead of a hang.
+//!    instead of a hang. (A `blocking` call is no such section: its thread counts as stopped.)
 //!
 //! Deferring stops around every `malloc` (for instance with a wrapping global allocator) would
 //! not be enough anyway (C code calls `malloc` directly) and is not needed: the test
 //! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
 //! under a 1 ms quantum for seconds.
 
-use std::marker::PhantomData;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sys;
+use crate::{sections, sys, thread};
 use crate::{Error, Matrix};
 
 pub(crate) const BOUND: u32 = 1;
@@ -102,15 +170,11 @@ pub(crate) const SIGNALED: u32 = 2;
 pub(crate) const KILLING: u32 = 4;
 pub(crate) const PARKED: u32 = 8;
 pub(crate) const IDLE: u32 = 16;
-const CLAIMING: u32 = 32;
+pub(crate) const CLAIMING: u32 = 32;
 /// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
-/// `Member` was forgotten). The thread is never stopped again; the cell is freed when the
-/// thread leaves (at its exit at the latest).
-const ORPHAN: u32 = 64;
-
-/// How long a parked thread sleeps before it looks at its cell again (besides being woken when
-/// its slot runs): an orphaned thread resumes within this.
-const PARK_RECHECK: Duration = Duration::from_millis(100);
+/// `Member` was forgotten). The thread is never stopped again; the cell stays reserved in the
+/// matrix until the thread leaves (at its exit at the latest).
+pub(crate) const ORPHAN: u32 = 64;
 
 /// No slot is running.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -119,20 +183,33 @@ pub(crate) const NO_SLOT: usize = usize::MAX;
 #[derive(Debug, Default)]
 pub(crate) struct CellCtl {
     pub(crate) state: AtomicU32,
-    pub(crate) pthread: AtomicU64,
+    /// The bound thread's kernel thread id.
+    pub(crate) tid: AtomicI32,
     pub(crate) stopped_ns: AtomicU64,
 }
 
 /// One slot (row) of the matrix.
 #[derive(Debug)]
 pub(crate) struct SlotCtl {
-    /// 1 while the slot runs; the futex its stopped threads sleep on.
+    /// 1 while the slot runs.
     pub(crate) run: CachePadded<AtomicU32>,
+    /// Moves when `run` becomes 1 or a cell of the slot is orphaned; the futex its parked
+    /// threads sleep on (module docs).
+    pub(crate) epoch: AtomicU32,
     /// Gangs placed in this slot (mirrors the matrix for the scheduler, which takes no lock).
     pub(crate) gangs: AtomicU32,
     /// Bound threads that are not idle.
     pub(crate) runnable: AtomicU32,
     pub(crate) cells: Box<[CellCtl]>,
+}
+
+impl SlotCtl {
+    /// Wakes the slot's parked threads to look at their condition again; the condition was
+    /// written (`SeqCst`) before.
+    fn wake_parked(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake(&self.epoch, i32::MAX);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -147,6 +224,20 @@ pub(crate) struct Counters {
     pub(crate) cooperative_stops: AtomicU64,
     pub(crate) deferred_stops: AtomicU64,
     pub(crate) late_stops: AtomicU64,
+    pub(crate) ignored_signals: AtomicU64,
+    pub(crate) handler_replaced: AtomicU64,
+}
+
+/// The settings a scheduler's shared state is made from.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) cpus: Vec<usize>,
+    pub(crate) max_slots: usize,
+    pub(crate) signal: libc::c_int,
+    pub(crate) signal_offset: usize,
+    pub(crate) quantum: Duration,
+    pub(crate) stop_timeout: Duration,
+    pub(crate) idle_grace: Duration,
 }
 
 /// Everything the scheduler thread and the gang threads share.
@@ -168,32 +259,43 @@ pub(crate) struct Shared {
     pub(crate) shutdown: AtomicBool,
     pub(crate) stats: Counters,
     pub(crate) signal: libc::c_int,
+    /// `signal - SIGRTMIN`, as the builder and the errors name it.
+    pub(crate) signal_offset: usize,
     pub(crate) quantum: Duration,
     pub(crate) stop_timeout: Duration,
     pub(crate) idle_grace: Duration,
+    /// The process that built the scheduler, and its user: the sender of every stop signal.
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    /// The value every stop signal carries: drawn at random, never 0 (the value of a signal
+    /// that carries none).
+    token: usize,
+    /// The process generation ([`thread::process_generation`]) the scheduler was built in.
+    generation: u32,
+    /// Set when a check found another action installed for the stop signal, cleared when one
+    /// finds asat-gang's handler again.
+    handler_lost: AtomicBool,
 }
 
 impl Shared {
-    pub(crate) fn new(
-        cpus: Vec<usize>,
-        max_slots: usize,
-        signal: libc::c_int,
-        quantum: Duration,
-        stop_timeout: Duration,
-        idle_grace: Duration,
-    ) -> Self {
-        let p = cpus.len();
-        let slots = (0..max_slots)
+    pub(crate) fn new(c: Config) -> Self {
+        let p = c.cpus.len();
+        let slots = (0..c.max_slots)
             .map(|_| SlotCtl {
                 run: CachePadded::new(AtomicU32::new(0)),
+                epoch: AtomicU32::new(0),
                 gangs: AtomicU32::new(0),
                 runnable: AtomicU32::new(0),
                 cells: (0..p).map(|_| CellCtl::default()).collect(),
             })
             .collect();
+        // std's RandomState is seeded from the OS's randomness; the clock makes two states
+        // of one thread differ too.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(sys::now_ns());
         Self {
-            matrix: Mutex::new(Matrix::new(p, max_slots)),
-            cpus,
+            matrix: Mutex::new(Matrix::new(p, c.max_slots)),
+            cpus: c.cpus,
             slots,
             high: AtomicUsize::new(0),
             wake: CachePadded::new(AtomicU32::new(0)),
@@ -202,10 +304,16 @@ impl Shared {
             current: AtomicUsize::new(NO_SLOT),
             shutdown: AtomicBool::new(false),
             stats: Counters::default(),
-            signal,
-            quantum,
-            stop_timeout,
-            idle_grace,
+            signal: c.signal,
+            signal_offset: c.signal_offset,
+            quantum: c.quantum,
+            stop_timeout: c.stop_timeout,
+            idle_grace: c.idle_grace,
+            pid: sys::getpid(),
+            uid: sys::getuid(),
+            token: h.finish() as usize | 1,
+            generation: thread::process_generation(),
+            handler_lost: AtomicBool::new(false),
         }
     }
 
@@ -215,9 +323,43 @@ impl Shared {
         sys::futex_wake(&self.wake, 1);
     }
 
+    /// Whether this is a forked child's copy of a scheduler of its parent (module docs,
+    /// "Fork").
+    pub(crate) fn forked(&self) -> bool {
+        thread::process_generation() != self.generation
+    }
+
+    /// Whether the stop signal's handler is asat-gang's (one `sigaction` query); remembered
+    /// for [`usable`](Shared::usable).
+    fn check_handler(&self) -> bool {
+        let ours = sys::handler_installed(self.signal);
+        self.handler_lost.store(!ours, Ordering::Relaxed);
+        ours
+    }
+
+    /// Whether gangs of this scheduler may be created and joined now: not in a forked child,
+    /// and not while the stop signal's handler is someone else's. With `query`, or once a check
+    /// found the handler replaced, the signal's action is queried now (module docs,
+    /// "Signals"); otherwise this costs two loads.
+    pub(crate) fn usable(&self, query: bool) -> Result<(), Error> {
+        if self.forked() {
+            return Err(Error::forked());
+        }
+        if (query || self.handler_lost.load(Ordering::Relaxed)) && !self.check_handler() {
+            return Err(Error::handler_replaced(self.signal_offset, self.signal));
+        }
+        Ok(())
+    }
+
+    /// Whether a stop signal with this sender was sent by this scheduler (module docs,
+    /// "Signals").
+    fn sent_by_us(&self, from: sys::Sender) -> bool {
+        from.code == libc::SI_QUEUE && from.pid == self.pid && from.value == self.token
+    }
+
     /// A slot that gets its first runnable thread tells the scheduler (which sleeps without a
     /// timeout while no other slot needs the CPUs).
-    fn runnable_inc(&self, slot: usize) {
+    pub(crate) fn runnable_inc(&self, slot: usize) {
         if self.slots[slot].runnable.fetch_add(1, Ordering::SeqCst) == 0
             && self.current.load(Ordering::SeqCst) != slot
         {
@@ -225,7 +367,7 @@ impl Shared {
         }
     }
 
-    fn runnable_dec(&self, slot: usize) {
+    pub(crate) fn runnable_dec(&self, slot: usize) {
         if self.slots[slot].runnable.fetch_sub(1, Ordering::SeqCst) == 1
             && self.current.load(Ordering::SeqCst) == slot
             && self.high.load(Ordering::Relaxed) > 1
@@ -234,14 +376,20 @@ impl Shared {
         }
     }
 
-    /// Stops every runnable thread of `from` (steps 1-3 of the protocol). Called by the
+    /// Stops every runnable thread of `from` (steps 0-3 of the protocol). Called by the
     /// scheduler thread only. Allocation-free and lock-free.
     pub(crate) fn stop_slot(&self, from: usize) {
         let slot = &self.slots[from];
+        let signals = self.check_handler();
+        if !signals {
+            self.stats.handler_replaced.fetch_add(1, Ordering::Relaxed);
+        }
         slot.run.store(0, Ordering::SeqCst);
         let t0 = sys::now_ns();
         let mut signalled = 0u64;
-        for cell in slot.cells.iter() {
+        // With another handler installed, no signal (step 0).
+        let to_signal = if signals { &slot.cells[..] } else { &[] };
+        for cell in to_signal {
             loop {
                 let st = cell.state.load(Ordering::SeqCst);
                 if st & BOUND == 0 || st & (PARKED | IDLE | SIGNALED) != 0 {
@@ -257,11 +405,11 @@ impl Shared {
                     )
                     .is_ok()
                 {
-                    let thread = cell.pthread.load(Ordering::Relaxed) as libc::pthread_t;
-                    // SAFETY: the cell is BOUND with KILLING set, and `unbind` waits for
-                    // KILLING to clear before the thread may leave the cell (and so exit):
-                    // the thread is alive during the call.
-                    if unsafe { sys::kill_thread(thread, self.signal) } {
+                    // The cell is BOUND with KILLING set, and `leave` waits for KILLING to
+                    // clear before the thread may leave the cell (and so exit): `tid` is the
+                    // bound thread's, alive during the call.
+                    let tid = cell.tid.load(Ordering::Relaxed);
+                    if sys::queue_signal(self.pid, tid, self.signal, self.uid, self.token) {
                         signalled += 1;
                         cell.state.fetch_and(!KILLING, Ordering::SeqCst);
                     } else {
@@ -311,7 +459,7 @@ impl Shared {
         let slot = &self.slots[to];
         self.current.store(to, Ordering::SeqCst);
         slot.run.store(1, Ordering::SeqCst);
-        sys::futex_wake(&slot.run, i32::MAX);
+        slot.wake_parked();
     }
 
     /// Lets every thread run (the scheduler is shutting down).
@@ -319,13 +467,14 @@ impl Shared {
         self.current.store(NO_SLOT, Ordering::SeqCst);
         for slot in self.slots.iter() {
             slot.run.store(1, Ordering::SeqCst);
-            sys::futex_wake(&slot.run, i32::MAX);
+            slot.wake_parked();
         }
     }
 }
 
+/// Why a thread parks (for the counters).
 #[derive(Clone, Copy)]
-enum Cause {
+pub(crate) enum Cause {
     Signal,
     SafePoint,
     Deferred,
@@ -337,7 +486,7 @@ enum Cause {
 /// An idle thread never parks here (it is not runnable, and the scheduler need not resume its
 /// slot soon): a stop deferred just as the thread went idle is dropped, and the thread parks,
 /// if its slot is stopped, when it leaves the idle state.
-fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
+pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bool {
     let s = &shared.slots[slot];
     if s.run.load(Ordering::SeqCst) != 0 {
         return false;
@@ -354,16 +503,23 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
     if let Some(c) = counter {
         c.fetch_add(1, Ordering::Relaxed);
     }
+    let go_on =
+        || s.run.load(Ordering::SeqCst) != 0 || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
     loop {
         cell.stopped_ns.store(sys::now_ns(), Ordering::Relaxed);
         cell.state.fetch_or(PARKED, Ordering::SeqCst);
         shared.ack.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&shared.ack, 1);
-        let orphaned = || cell.state.load(Ordering::SeqCst) & ORPHAN != 0;
-        while s.run.load(Ordering::SeqCst) == 0 && !orphaned() {
+        loop {
+            // The epoch first, then the condition: a change made after this read of the
+            // condition moves the epoch after this read of it (module docs).
+            let epoch = s.epoch.load(Ordering::SeqCst);
+            if go_on() {
+                break;
+            }
             #[cfg(asat_inject)]
             crate::inject::pause(crate::inject::Point::ParkWait);
-            sys::futex_wait(&s.run, 0, Some(PARK_RECHECK));
+            sys::futex_wait(&s.epoch, epoch, None);
         }
         #[cfg(asat_inject)]
         crate::inject::pause(crate::inject::Point::ParkWoken);
@@ -371,98 +527,42 @@ fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: Cause) -> bo
         // `run = 0`, then its read of the state): a slot stopped again before PARKED was
         // cleared found this thread parked and sent no signal, so it must park again here.
         cell.state.fetch_and(!PARKED, Ordering::SeqCst);
-        if s.run.load(Ordering::SeqCst) != 0 || orphaned() {
+        if go_on() {
             return true;
         }
     }
 }
 
-/// Keeps the scheduler's shared state alive while the thread is bound (the binding holds a raw
-/// pointer to it), and unbinds a thread that exits while still bound (a `Member` that was
-/// forgotten), before it is gone: the scheduler never signals a thread that has exited.
-struct Owner(Option<Arc<Shared>>);
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            leave();
-        }
-    }
-}
-
-thread_local! {
-    static OWNER: std::cell::RefCell<Owner> = const { std::cell::RefCell::new(Owner(None)) };
-}
-
-thread_local! {
-    // Const-initialized atomics without destructors: plain thread-local words the signal
-    // handler may touch.
-    static PREEMPT: AtomicU32 = const { AtomicU32::new(0) };
-    static PENDING: AtomicBool = const { AtomicBool::new(false) };
-}
-
-/// The stop signal's handler. Async-signal-safe: see the module docs.
-pub(crate) extern "C" fn on_stop_signal(_sig: libc::c_int) {
-    let _errno = sys::Errno::save();
+/// The stop signal's handler, after `sys` has read who sent the signal. Async-signal-safe:
+/// see the module docs.
+pub(crate) fn on_stop_signal(from: sys::Sender) {
     let Some((shared, slot, col)) = sys::binding() else {
         return;
     };
+    if !shared.sent_by_us(from) {
+        shared.stats.ignored_signals.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let cell = &shared.slots[slot].cells[col];
     let st = cell.state.fetch_and(!SIGNALED, Ordering::SeqCst);
     if st & IDLE != 0 {
         return;
     }
-    if PREEMPT.with(|p| p.load(Ordering::Relaxed)) > 0 {
-        PENDING.with(|p| p.store(true, Ordering::Relaxed));
+    if sections::preempted() {
+        sections::defer_stop();
         shared.stats.deferred_stops.fetch_add(1, Ordering::Relaxed);
         return;
     }
     park_if_stopped(shared, slot, col, Cause::Signal);
 }
 
-/// Binds the calling thread to a cell, then parks it if its slot is stopped. The thread holds
-/// a reference to `shared` until it leaves (or exits).
-pub(crate) fn join(
-    shared: &Arc<Shared>,
-    slot: usize,
-    col: usize,
-    member: usize,
-) -> Result<(), Error> {
-    if sys::binding().is_some() {
-        return Err(Error::already_bound());
-    }
-    let cell = &shared.slots[slot].cells[col];
-    OWNER.with(|o| o.borrow_mut().0 = Some(Arc::clone(shared)));
-    {
-        let _blocked = sys::SignalBlock::new(shared.signal);
-        if let Err(st) =
-            cell.state
-                .compare_exchange(0, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
-        {
-            OWNER.with(|o| o.borrow_mut().0 = None);
-            return Err(if st & ORPHAN != 0 {
-                Error::cell_orphaned(member)
-            } else {
-                Error::member_taken(member)
-            });
-        }
-        cell.pthread
-            .store(sys::pthread_self() as u64, Ordering::Relaxed);
-        // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
-        // `leave` runs on this thread (explicitly or when the thread exits).
-        unsafe { sys::bind(shared, slot, col) };
-        cell.state.store(BOUND, Ordering::SeqCst);
-        shared.runnable_inc(slot);
-    }
-    park_if_stopped(shared, slot, col, Cause::Join);
-    Ok(())
-}
-
-/// Called as a gang is dropped, for its cells (`cols` of `slot`): a thread still bound to one
-/// (its `Member` was forgotten) is marked `IDLE | ORPHAN`, so it is never stopped again, and a
-/// parked one resumes (within [`PARK_RECHECK`]). Its slot may be given to another gang at once.
-pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
+/// Called as a gang is dropped, for its cells (`cols` of `slot`), with the matrix locked: a
+/// thread still bound to one (its `Member` was forgotten) is marked `IDLE | ORPHAN`, so it is
+/// never stopped again, and a parked one resumes. Returns the columns so marked: the caller
+/// keeps them reserved in the matrix, and each thread frees its own when it leaves.
+pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) -> Vec<usize> {
     let s = &shared.slots[slot];
+    let mut kept = Vec::new();
     for &c in cols {
         let cell = &s.cells[c];
         let mut st = cell.state.load(Ordering::SeqCst);
@@ -477,161 +577,15 @@ pub(crate) fn orphan(shared: &Shared, slot: usize, cols: &[usize]) {
                     if st & IDLE == 0 {
                         shared.runnable_dec(slot);
                     }
+                    kept.push(c);
                     break;
                 }
                 Err(now) => st = now,
             }
         }
     }
-    sys::futex_wake(&s.run, i32::MAX);
-}
-
-/// Unbinds the calling thread from its cell (no-op if it is not bound).
-pub(crate) fn leave() {
-    let Some((shared, slot, col)) = sys::binding() else {
-        return;
-    };
-    let cell = &shared.slots[slot].cells[col];
-    let _blocked = sys::SignalBlock::new(shared.signal);
-    sys::unbind();
-    loop {
-        let st = cell.state.load(Ordering::SeqCst);
-        if st & KILLING != 0 {
-            std::hint::spin_loop();
-            continue;
-        }
-        if cell
-            .state
-            .compare_exchange(st, 0, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            if st & IDLE == 0 {
-                shared.runnable_dec(slot);
-            }
-            break;
-        }
+    if !kept.is_empty() {
+        s.wake_parked();
     }
-    shared.ack.fetch_add(1, Ordering::SeqCst);
-    sys::futex_wake(&shared.ack, 1);
-    drop(_blocked);
-    // A stop signal still pending was delivered when `_blocked` dropped; the handler found no
-    // binding and returned. Only now may `shared` go (this may be the last reference). During
-    // thread exit OWNER is being destroyed and drops its Arc itself.
-    let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
-    drop(owner);
-}
-
-/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
-/// idle state while the slot is stopped parks the thread.
-pub(crate) fn set_idle(idle: bool) {
-    let Some((shared, slot, col)) = sys::binding() else {
-        return;
-    };
-    let cell = &shared.slots[slot].cells[col];
-    if cell.state.load(Ordering::SeqCst) & ORPHAN != 0 {
-        // Its gang is gone: it stays idle, outside the rotation.
-        return;
-    }
-    if idle {
-        let _p = preempt_off();
-        #[cfg(asat_inject)]
-        crate::inject::pause(crate::inject::Point::IdleEnter);
-        if cell.state.fetch_or(IDLE, Ordering::SeqCst) & IDLE == 0 {
-            shared.runnable_dec(slot);
-        }
-    } else {
-        {
-            let _p = preempt_off();
-            if cell.state.fetch_and(!IDLE, Ordering::SeqCst) & IDLE != 0 {
-                shared.runnable_inc(slot);
-            }
-        }
-        park_if_stopped(shared, slot, col, Cause::Join);
-    }
-}
-
-/// A cooperative stop point: if the calling thread is a gang member whose slot is stopped, it
-/// waits here until the slot runs again. Costs a thread-local read and one load otherwise.
-///
-/// The asat-core runtime calls it (through [`GangPolicy`](crate::GangPolicy)) at chunk
-/// boundaries and before barriers; code using [`Gang`](crate::Gang) directly may call it in
-/// its loops so that switches find it at a clean point instead of signalling it. Inside a
-/// [`preempt_off`] section it does nothing.
-#[inline]
-pub fn safe_point() {
-    if let Some((shared, slot, col)) = sys::binding() {
-        if shared.slots[slot].run.load(Ordering::Relaxed) == 0
-            && PREEMPT.with(|p| p.load(Ordering::Relaxed)) == 0
-        {
-            park_if_stopped(shared, slot, col, Cause::SafePoint);
-        }
-    }
-}
-
-/// Whether the calling thread is bound to a gang.
-pub fn in_gang() -> bool {
-    sys::binding().is_some()
-}
-
-/// Defers stops of the calling thread until the guard (the outermost one, when nested) is
-/// dropped: a stop signal that arrives meanwhile is recorded, counted in
-/// [`GangStats::deferred_stops`](crate::GangStats::deferred_stops), and taken at the drop.
-///
-/// The scheduler waits for the section to end before it resumes the next slot, so a section
-/// must be short and must not wait for other threads: no blocking calls, no locks another
-/// gang thread may hold, no allocation (the allocator's lock may be held by a stopped thread,
-/// whose resumption would then wait for this section). Outside a gang it only counts nesting.
-///
-/// ```
-/// let _g = asat_gang::preempt_off();
-/// // short, non-blocking work that must not be interrupted by a gang switch
-/// ```
-pub fn preempt_off() -> PreemptGuard {
-    PREEMPT.with(|p| p.fetch_add(1, Ordering::Relaxed));
-    compiler_fence(Ordering::SeqCst);
-    PreemptGuard {
-        _not_send: PhantomData,
-    }
-}
-
-/// The guard of [`preempt_off`]; not `Send` (the section belongs to one thread).
-#[derive(Debug)]
-#[must_use = "the section ends when the guard is dropped"]
-pub struct PreemptGuard {
-    _not_send: PhantomData<*const ()>,
-}
-
-impl Drop for PreemptGuard {
-    fn drop(&mut self) {
-        compiler_fence(Ordering::SeqCst);
-        if PREEMPT.with(|p| p.fetch_sub(1, Ordering::Relaxed)) == 1
-            && PENDING.with(|p| p.swap(false, Ordering::Relaxed))
-        {
-            if let Some((shared, slot, col)) = sys::binding() {
-                park_if_stopped(shared, slot, col, Cause::Deferred);
-            }
-        }
-    }
-}
-
-/// Runs `f` with the calling thread marked as blocked: while it runs, the thread does not count
-/// as runnable (a slot whose threads are all blocked is switched away from early, as the
-/// paper's bit mask does) and is not signalled at switches. If its slot was stopped meanwhile,
-/// the thread waits for it after `f` returns.
-///
-/// Wrap calls that may block for long (`read` on a pipe, `accept`, a condition variable).
-/// Outside a gang it just runs `f`.
-pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Unidle;
-    impl Drop for Unidle {
-        fn drop(&mut self) {
-            set_idle(false);
-        }
-    }
-    if sys::binding().is_none() {
-        return f();
-    }
-    set_idle(true);
-    let _u = Unidle;
-    f()
+    kept
 }

@@ -1,8 +1,10 @@
-//! The unsafe edge of the crate: futexes, the clock, signals, thread ids, and the thread-local
-//! binding the signal handler reads (CPU affinity goes through `asat_core::CpuSet`). Everything
-//! here that the signal handler calls ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`],
-//! [`binding`]) is async-signal-safe: plain system calls and reads of thread-local words that
-//! need no lazy initialization.
+//! The unsafe edge of the crate: futexes, the clock, signals (the handler's entry, its
+//! installation and the check that it is still installed, queueing a signal to a thread, signal
+//! masks), thread and process ids, the fork hook, and the thread-local binding the signal
+//! handler reads (CPU affinity goes through `asat_core::CpuSet`). Everything here that the
+//! signal handler calls ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`], [`binding`]) is
+//! async-signal-safe: plain system calls and reads of thread-local words that need no lazy
+//! initialization.
 
 use std::cell::Cell;
 use std::sync::atomic::AtomicU32;
@@ -95,21 +97,63 @@ pub(crate) fn rt_signal_max_offset() -> usize {
     (libc::SIGRTMAX() - libc::SIGRTMIN()) as usize
 }
 
-/// Installs `handler` for `sig` with `SA_RESTART` (interrupted system calls restart; those
-/// that cannot, like `nanosleep`, return `EINTR` to their caller, which std retries), the
-/// signal itself blocked while the handler runs. Fails if another handler is installed.
-pub(crate) fn install_handler(
-    sig: libc::c_int,
-    handler: extern "C" fn(libc::c_int),
-) -> std::io::Result<()> {
+/// What the kernel says about who sent a signal: `si_code`, `si_pid` and the `si_value` that
+/// a queued signal carries (meaningless for other codes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sender {
+    pub(crate) code: libc::c_int,
+    pub(crate) pid: libc::pid_t,
+    pub(crate) value: usize,
+}
+
+/// The stop signal's handler as the kernel calls it (`SA_SIGINFO`): reads who sent the signal
+/// and hands it to `switch::on_stop_signal`, with `errno` saved and restored around it.
+extern "C" fn stop_signal_entry(
+    _sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    _context: *mut libc::c_void,
+) {
+    let _errno = Errno::save();
+    if info.is_null() {
+        return;
+    }
+    // SAFETY: the handler is installed with SA_SIGINFO, so the kernel passes a valid siginfo_t
+    // for the duration of the call, all 128 bytes written by the kernel; it is only read. The
+    // `_rt` fields read by si_pid and si_value are where the kernel puts the sender of a queued
+    // signal (SI_QUEUE); for other codes they hold other data or zeroes, which the handler
+    // does not trust (it checks the code first).
+    let sender = unsafe {
+        Sender {
+            code: (*info).si_code,
+            pid: (*info).si_pid(),
+            value: (*info).si_value().sival_ptr as usize,
+        }
+    };
+    crate::switch::on_stop_signal(sender);
+}
+
+/// The action installed for `sig` now, and whether it is asat-gang's handler.
+fn ours(sig: libc::c_int) -> std::io::Result<(bool, libc::sigaction)> {
     // SAFETY: all-zeroes is a valid `sigaction` (empty mask, no flags, SIG_DFL).
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: querying with a null new action only writes `old`.
     if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let ours = handler as usize;
-    if old.sa_sigaction == ours {
+    let entry = stop_signal_entry as *const () as usize;
+    Ok((
+        old.sa_sigaction == entry && old.sa_flags & libc::SA_SIGINFO != 0,
+        old,
+    ))
+}
+
+/// Installs asat-gang's handler for `sig` with `SA_SIGINFO` (it reads who sent each signal)
+/// and `SA_RESTART` (interrupted system calls that can be restarted are; the others return
+/// `EINTR`: see the crate docs), the signal itself blocked while the handler runs. Fails if
+/// another handler is installed, or the signal is ignored.
+pub(crate) fn install_handler(sig: libc::c_int) -> std::io::Result<()> {
+    let (ours, old) = ours(sig)?;
+    if ours {
         return Ok(());
     }
     if old.sa_sigaction != libc::SIG_DFL {
@@ -120,30 +164,128 @@ pub(crate) fn install_handler(
     }
     // SAFETY: as above, zeroed is valid; the fields set next make it our action.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-    act.sa_sigaction = ours;
-    act.sa_flags = libc::SA_RESTART;
+    act.sa_sigaction = stop_signal_entry as *const () as usize;
+    act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `act.sa_mask` is a valid sigset_t to initialize.
     unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    // SAFETY: `act` is fully initialized and `handler` is an `extern "C" fn(c_int)` that does
-    // only async-signal-safe work (see `switch::on_stop_signal`).
+    // SAFETY: `act` is fully initialized, and `stop_signal_entry` has the SA_SIGINFO handler
+    // signature and does only async-signal-safe work (see `switch::on_stop_signal`).
     if unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
 
-/// Sends `sig` to a thread of this process. Returns false if it failed.
-///
-/// # Safety
-/// `thread` must be a live thread (not yet exited and joined): the caller holds the target's
-/// cell in a state that keeps it from unbinding (and so from exiting) during the call.
-pub(crate) unsafe fn kill_thread(thread: libc::pthread_t, sig: libc::c_int) -> bool {
+/// Whether asat-gang's handler is still the one installed for `sig` (something in the process
+/// may have replaced it since [`install_handler`]). One `sigaction` query: async-signal-safe,
+/// no lock, no allocation.
+pub(crate) fn handler_installed(sig: libc::c_int) -> bool {
+    ours(sig).is_ok_and(|(ours, _)| ours)
+}
+
+/// The process's id.
+pub(crate) fn getpid() -> libc::pid_t {
+    // SAFETY: getpid takes no arguments and cannot fail.
+    unsafe { libc::getpid() }
+}
+
+/// The process's real user id.
+pub(crate) fn getuid() -> libc::uid_t {
+    // SAFETY: getuid takes no arguments and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The calling thread's kernel thread id.
+pub(crate) fn gettid() -> libc::pid_t {
+    // SAFETY: the gettid system call takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
+}
+
+/// The `_rt` part of the kernel's `siginfo_t` (what `sigqueue` fills): the sender and the
+/// value. Laid out as the kernel's union member, which starts at the union's alignment (a
+/// pointer's), as `sival_ptr` does here.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RtFields {
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    value: libc::sigval,
+}
+
+/// The head of the kernel's `siginfo_t` followed by the `_rt` fields.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct QueuedInfo {
+    signo: libc::c_int,
+    errno: libc::c_int,
+    code: libc::c_int,
+    rt: RtFields,
+}
+
+/// A `siginfo_t` as `rt_tgsigqueueinfo` reads it: 128 bytes, of which `QueuedInfo` is the
+/// start.
+#[repr(C)]
+union SigInfo {
+    queued: QueuedInfo,
+    whole: libc::siginfo_t,
+}
+
+const _: () = assert!(std::mem::size_of::<SigInfo>() == std::mem::size_of::<libc::siginfo_t>());
+
+/// Queues `sig` for thread `tid` of process `pid` (this process) as `pthread_sigqueue` does,
+/// with `si_code = SI_QUEUE`, the sender `pid`/`uid` and `value` as `si_value`: one system call
+/// (`rt_tgsigqueueinfo`), no lock. Returns false if it failed (the queue of real-time signals
+/// is full, or no such thread). A thread id that is not a thread of `pid` gets nothing (the
+/// kernel checks the pair), so a wrong `tid` cannot signal another process.
+pub(crate) fn queue_signal(
+    pid: libc::pid_t,
+    tid: libc::pid_t,
+    sig: libc::c_int,
+    uid: libc::uid_t,
+    value: usize,
+) -> bool {
     #[cfg(asat_inject)]
-    if crate::inject::kill_fails(thread) {
+    if crate::inject::before_kill(tid) {
         return false;
     }
-    // SAFETY: the caller guarantees `thread` is live.
-    unsafe { libc::pthread_kill(thread, sig) == 0 }
+    // SAFETY: all-zeroes is a valid siginfo_t (and so a valid `SigInfo`).
+    let mut info: SigInfo = unsafe { std::mem::zeroed() };
+    info.queued = QueuedInfo {
+        signo: sig,
+        errno: 0,
+        code: libc::SI_QUEUE,
+        rt: RtFields {
+            pid,
+            uid,
+            value: libc::sigval {
+                sival_ptr: value as *mut libc::c_void,
+            },
+        },
+    };
+    // SAFETY: `info` is a fully initialized 128-byte siginfo_t on this stack frame, which the
+    // system call only reads; the other arguments are plain integers. Async-signal-safe.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            pid,
+            tid,
+            sig,
+            std::ptr::addr_of!(info.whole),
+        )
+    };
+    rc == 0
+}
+
+/// Registers `child` to run in the child process after every `fork()` (in the thread that
+/// forked, the only one the child has), once per process.
+pub(crate) fn on_fork_in_child(child: extern "C" fn()) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `child` is a plain function that stays valid for the life of the process.
+        // pthread_atfork fails only without memory, and then the child is not told; the
+        // crate docs say what a forked child may do.
+        unsafe { libc::pthread_atfork(None, None, Some(child)) };
+    });
 }
 
 /// Makes the calling thread a `SCHED_FIFO` thread of the lowest real-time priority (needs
@@ -158,12 +300,6 @@ pub(crate) fn set_realtime() -> std::io::Result<()> {
         return Err(std::io::Error::from_raw_os_error(rc));
     }
     Ok(())
-}
-
-/// The calling thread's `pthread_t`.
-pub(crate) fn pthread_self() -> libc::pthread_t {
-    // SAFETY: pthread_self takes no arguments and cannot fail.
-    unsafe { libc::pthread_self() }
 }
 
 /// Blocks one signal for the calling thread until dropped (then restores the old mask, and a

@@ -1,199 +1,15 @@
-//! Regression tests for the races of coordinated switching that were found in review (see the
-//! `switch` module docs for the protocol). Each window is nanoseconds wide, so each test widens
-//! it with a pause injected at that place (`asat_gang::inject`, compiled only under
-//! `--cfg asat_inject`), drives the scheduler into the interleaving that broke with
-//! `switch_now`, and then checks what the fix guarantees:
-//!
-//! 1. a thread woken from its park after its slot was stopped again parks again;
-//! 2. a gang placed in a slot whose gangs were gone is stopped with the slot;
-//! 3. a stop deferred as a thread goes idle does not park it;
-//! 4. a failed `pthread_kill` does not keep later switches from signalling the thread;
-//! 5. a thread parked when its gang is dropped (its `Member` forgotten) runs on, even when the
-//!    wake-up of the drop comes before it sleeps.
-//!
-//! Run with `RUSTFLAGS="--cfg asat_inject" cargo test -p asat-gang --release --test inject`
-//! (`scripts/test` does, with a target directory of its own). The gang domain is one CPU, so
-//! the gangs of a test take turns on it; the schedulers have long quanta, so that the test's
-//! `switch_now` calls are what moves them. Each test runs under a watchdog: a regression that hangs
-//! shows as a failure. The tests install the stop signal's handler and share the injection
-//! state, so they run one at a time, in a test process of their own.
-#![cfg(asat_inject)]
+//! Races 1-5 of the switching protocol (see `main.rs`).
 
-use std::panic;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
 use std::time::{Duration, Instant};
 
-use asat_core::CpuSet;
 use asat_gang::inject::{self, Point};
-use asat_gang::{Gang, GangScheduler};
 
-/// How long a test may take before the watchdog calls it hung.
-const WATCHDOG: Duration = Duration::from_secs(30);
-/// How long a step may take to happen (generous: the machine may be loaded).
-const STEP: Duration = Duration::from_secs(5);
-/// How long a test watches for a thread that runs when it must not.
-const WATCH: Duration = Duration::from_millis(300);
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `body` on a thread of its own, after the other tests of this file (they share the
-/// injection state) and with the injection state reset before and after. Fails if `body`
-/// panics or has not returned within `limit` (the thread of a hung body is left behind).
-fn bounded(limit: Duration, body: impl FnOnce() + Send + 'static) {
-    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-    inject::reset();
-    let (tx, rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    let outcome = rx.recv_timeout(limit);
-    inject::reset();
-    match outcome {
-        Ok(()) => handle.join().unwrap(),
-        Err(RecvTimeoutError::Disconnected) => {
-            if let Err(p) = handle.join() {
-                panic::resume_unwind(p);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            panic!("watchdog: the test did not finish within {limit:?} (hung)")
-        }
-    }
-}
-
-/// Waits until `cond` holds; panics with `what` if it does not within [`STEP`].
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + STEP;
-    while !cond() {
-        assert!(Instant::now() < deadline, "not within {STEP:?}: {what}");
-        thread::sleep(Duration::from_micros(200));
-    }
-}
-
-/// A scheduler whose gang domain is one CPU (the first one this thread may run on), with a
-/// quantum as long as the stop timeout (the longest it may be): with 10 s, it never ends
-/// during a test, and only the test's `switch_now` calls switch.
-fn scheduler(stop_timeout: Duration, idle_grace: Option<Duration>) -> Arc<GangScheduler> {
-    let cpu = CpuSet::of_current_thread().unwrap().iter().next().unwrap();
-    let mut b = GangScheduler::builder()
-        .cpus(std::iter::once(cpu).collect())
-        .quantum(stop_timeout)
-        .stop_timeout(stop_timeout);
-    if let Some(g) = idle_grace {
-        b = b.idle_grace(g);
-    }
-    Arc::new(b.build().unwrap())
-}
-
-/// A gang of one, in slot `slot`.
-fn gang(sched: &GangScheduler, slot: usize) -> Arc<Gang> {
-    let g = sched.gang(1).unwrap();
-    assert_eq!(g.slot(), slot, "test set-up: gang in an unexpected slot");
-    Arc::new(g)
-}
-
-#[derive(Default)]
-struct Probe {
-    /// Loop iterations done.
-    iterations: AtomicU64,
-    /// Iterations that found another slot (or none) running.
-    violations: AtomicU64,
-    stop: AtomicBool,
-}
-
-impl Probe {
-    fn iterations(&self) -> u64 {
-        self.iterations.load(Ordering::SeqCst)
-    }
-    fn violations(&self) -> u64 {
-        self.violations.load(Ordering::SeqCst)
-    }
-}
-
-struct Runner {
-    probe: Arc<Probe>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl Runner {
-    fn is_finished(&self) -> bool {
-        self.handle.as_ref().is_none_or(JoinHandle::is_finished)
-    }
-}
-
-impl Drop for Runner {
-    /// A test that failed leaves no thread spinning on the CPU the next test uses (one that
-    /// is parked stays so, and costs nothing).
-    fn drop(&mut self) {
-        self.probe.stop.store(true, Ordering::SeqCst);
-    }
-}
-
-/// A thread that joins `gang` as its only member and then checks, over and over until told to
-/// stop, that the scheduler's current slot is its own, each time inside a `preempt_off`
-/// section: a stop is deferred to the section's end, and the scheduler resumes no other slot
-/// before it, so a check that fails means the thread runs while another slot does. It has no
-/// safe points: only signals stop it. With `target`, it is the injection target.
-fn checker(sched: &Arc<GangScheduler>, gang: &Arc<Gang>, target: bool) -> Runner {
-    let probe = Arc::new(Probe::default());
-    let (sched, gang, p) = (Arc::clone(sched), Arc::clone(gang), Arc::clone(&probe));
-    let handle = thread::spawn(move || {
-        if target {
-            inject::target_this_thread();
-        }
-        let _me = gang.join(0).unwrap();
-        while !p.stop.load(Ordering::SeqCst) {
-            {
-                let _section = asat_gang::preempt_off();
-                if sched.current_slot() != Some(gang.slot()) {
-                    p.violations.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-            p.iterations.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    Runner {
-        probe,
-        handle: Some(handle),
-    }
-}
-
-/// Tells the runners to stop and lets their slots run until they have all left.
-fn finish(sched: &GangScheduler, runners: Vec<Runner>) {
-    for r in &runners {
-        r.probe.stop.store(true, Ordering::SeqCst);
-    }
-    wait_for("the gang threads leave", || {
-        sched.switch_now();
-        runners.iter().all(Runner::is_finished)
-    });
-    for mut r in runners {
-        r.handle.take().unwrap().join().unwrap();
-    }
-}
-
-/// Switches until `slot` runs (it must have a runnable thread, or get one soon). One request
-/// at a time: a request still pending would switch again after `slot` runs.
-fn switch_to(sched: &GangScheduler, slot: usize) {
-    wait_for(&format!("slot {slot} runs"), || {
-        if sched.current_slot() == Some(slot) {
-            return true;
-        }
-        let switches = sched.stats().switches;
-        sched.switch_now();
-        // Served when a switch is counted; a request that found no other runnable slot is
-        // served without one, so give up waiting after a while and ask again.
-        let t = Instant::now();
-        while sched.stats().switches == switches && t.elapsed() < Duration::from_millis(200) {
-            thread::sleep(Duration::from_micros(200));
-        }
-        sched.current_slot() == Some(slot)
-    });
-}
+use super::{
+    bounded, checker, finish, gang, scheduler, switch_to, wait_for, Probe, STEP, WATCH, WATCHDOG,
+};
 
 /// Race 1: a thread woken because its slot runs again is slow to clear `PARKED`, and its slot
 /// is stopped again meanwhile. That stop sees the thread parked and sends it no signal; the
@@ -380,9 +196,9 @@ fn a_stop_deferred_as_a_thread_goes_idle_does_not_park_it() {
     });
 }
 
-/// Race 4: `pthread_kill` fails (a full queue of real-time signals). No signal is on its way,
-/// so that switch waits out its stop timeout (a late stop); but later switches must signal the
-/// thread again (a `SIGNALED` flag left set kept them from it: every one was late).
+/// Race 4: sending the stop signal fails (a full queue of real-time signals). No signal is on
+/// its way, so that switch waits out its stop timeout (a late stop); but later switches must
+/// signal the thread again (a `SIGNALED` flag left set kept them from it: every one was late).
 #[test]
 fn a_failed_kill_does_not_keep_later_switches_from_signalling_the_thread() {
     bounded(WATCHDOG, || {
@@ -425,10 +241,11 @@ fn a_failed_kill_does_not_keep_later_switches_from_signalling_the_thread() {
     });
 }
 
-/// A thread parked in a gang that is dropped while it is still a member (its `Member` was
-/// forgotten) must run on: the slot never runs for it again. The drop wakes parked threads;
-/// a thread between its last look at its cell and its sleep misses that wake-up, so parked
-/// threads look at their cell again on their own (within 100 ms).
+/// Race 5: a thread parked in a gang that is dropped while it is still a member (its `Member`
+/// was forgotten) must run on: the slot never runs for it again. The drop's wake-up comes
+/// while the thread is between its last look at its cell and its sleep; the drop moved the
+/// slot's epoch, so the sleep returns at once (parked threads have no periodic wake-up to
+/// cover a lost one).
 #[test]
 fn a_thread_parked_when_its_gang_is_dropped_runs_on() {
     bounded(WATCHDOG, || {
