@@ -84,7 +84,7 @@ impl Runtime {
         };
         let shape = Shape::loop_with(schedule);
         let mut busy = false;
-        if !IN_REGION.with(Cell::get) && Slots::fits::<T>() {
+        if !self.inline_only() && Slots::fits::<T>() {
             let slots = &self.inner.reduce_slots;
             let body = |team: &Team<'_>| {
                 if let Some(acc) = part(team) {

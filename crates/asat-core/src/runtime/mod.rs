@@ -5,6 +5,10 @@
 //! Regions of one runtime are serialized by the region lock; a region started from inside a
 //! region (on any runtime) runs inline on the calling thread with a team of one.
 //!
+//! In a child made by `fork` (without `exec`) from a process that has a runtime, the runtime's
+//! workers do not exist: every region of that runtime runs inline on the calling thread, and
+//! dropping it leaks its state instead of joining threads that are not there.
+//!
 //! A region started while another thread's region holds the lock waits for it at most
 //! [`REGION_LOCK_WAIT`], then also runs inline on the calling thread with a team of one
 //! ([`RuntimeStats::inline_busy`] counts these). The other region may be one whose body waits
@@ -132,6 +136,8 @@ pub(crate) struct Inner {
     mailboxes: Box<[CachePadded<Mailbox>]>,
     /// Used by the region lock's holder only (see the slots module docs).
     reduce_slots: Slots,
+    /// The fork generation the runtime was built in ([`sys::fork`](crate::sys::fork)).
+    fork_generation: u64,
     join_event: CachePadded<Event>,
     shutdown: AtomicBool,
     /// Worker threads started (read without the region lock, which a region holds).
@@ -262,6 +268,7 @@ impl Runtime {
                     .map(|_| CachePadded::new(Mailbox::default()))
                     .collect(),
                 reduce_slots: Slots::new(max_threads),
+                fork_generation: crate::sys::fork::generation(),
                 join_event: CachePadded::new(Event::default()),
                 shutdown: AtomicBool::new(false),
                 workers_started: AtomicUsize::new(0),
@@ -326,9 +333,22 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
-        if IN_REGION.with(Cell::get) || self.run_region_then(f, shape, |_| ()).is_none() {
+        if self.inline_only() || self.run_region_then(f, shape, |_| ()).is_none() {
             self.run_inline(f);
         }
+    }
+
+    /// Whether regions must run inline on the calling thread: it runs a region already, or
+    /// this process is a `fork`ed child of the one that built the runtime (no workers here).
+    #[inline]
+    fn inline_only(&self) -> bool {
+        IN_REGION.with(Cell::get) || self.forked()
+    }
+
+    /// Whether this process was `fork`ed from the one that built the runtime.
+    #[inline]
+    fn forked(&self) -> bool {
+        crate::sys::fork::generation() != self.inner.fork_generation
     }
 
     /// Runs a region (not inline: the caller is not in one), then `after(panicked)` while this
@@ -679,6 +699,13 @@ impl Shape {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        if self.forked() {
+            // The workers (and any lock a parent's thread held at the fork) are not in this
+            // process: joining or detaching their handles would act on threads that do not
+            // exist. Leak the runtime's state instead.
+            std::mem::forget(Arc::clone(&self.inner));
+            return;
+        }
         let inner = &*self.inner;
         inner.shutdown.store(true, Ordering::Release);
         let workers = std::mem::take(&mut inner.region_lock.lock().workers);

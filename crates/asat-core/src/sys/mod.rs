@@ -2,5 +2,6 @@
 //! shared files. All `unsafe` of asat-core lives here.
 
 pub(crate) mod affinity;
+pub(crate) mod fork;
 pub(crate) mod private_file;
 pub(crate) mod thread;
