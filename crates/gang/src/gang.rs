@@ -101,8 +101,9 @@ impl Gang {
         self.columns.get(member).map(|&c| self.shared.cpus[c])
     }
 
-    /// Makes the calling thread member `member` of the gang: pins it to the member's CPU and,
-    /// if the gang's slot is not running now, waits until it does.
+    /// Makes the calling thread member `member` of the gang: pins it to the member's CPU,
+    /// unblocks the stop signal for it (a thread created with it blocked could not be stopped)
+    /// and, if the gang's slot is not running now, waits until it does.
     ///
     /// Errors: `member >= size()`; the member is already joined by a thread; the calling
     /// thread already belongs to a gang; the CPU cannot be set; another handler was installed

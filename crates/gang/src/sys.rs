@@ -302,6 +302,20 @@ pub(crate) fn set_realtime() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Unblocks `sig` for the calling thread (a signal pending meanwhile is delivered now).
+pub(crate) fn unblock_signal(sig: libc::c_int) {
+    // SAFETY: all-zeroes sigset_t values are valid storage; it is initialized by sigemptyset
+    // before being read.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; `sig` is a valid signal number (checked when the
+    // scheduler was built). pthread_sigmask cannot fail with these arguments.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Blocks one signal for the calling thread until dropped (then restores the old mask, and a
 /// signal that arrived meanwhile is delivered).
 pub(crate) struct SignalBlock {

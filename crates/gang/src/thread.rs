@@ -82,6 +82,10 @@ pub(crate) fn join(
         cell.state.store(BOUND, Ordering::SeqCst);
         shared.runnable_inc(slot);
     }
+    // A thread that inherited a mask with the stop signal blocked (a mask is inherited from
+    // the creating thread) could never be stopped: every switch would wait `stop_timeout` for
+    // it. A member takes the signal.
+    sys::unblock_signal(shared.signal);
     switch::park_if_stopped(shared, slot, col, Cause::Join);
     Ok(())
 }
