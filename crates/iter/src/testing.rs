@@ -1,23 +1,33 @@
-//! Helpers for the unit tests: runtimes with fixed teams, built once.
+//! Helpers for the unit tests: runtimes with fixed teams, built once per test thread.
 
-use std::sync::OnceLock;
+use std::cell::OnceCell;
 
 use asat_core::{Fixed, Runtime};
 
-/// A runtime of 4 threads whose every region has a team of `k` (1 to 4).
+/// A runtime of 4 threads whose every region has a team of `k` (1 to 4). Each test thread has
+/// its own (built at its first call and kept for the thread's life): tests that run at once
+/// on one runtime would wait for each other's regions, and one that waited longer than
+/// [`asat_core::REGION_LOCK_WAIT`] would run inline with a team of one.
 pub(crate) fn team_of(k: usize) -> &'static Runtime {
-    static RTS: OnceLock<Vec<Runtime>> = OnceLock::new();
-    &RTS.get_or_init(|| {
-        (1..=4)
-            .map(|k| {
-                Runtime::builder()
-                    .max_threads(4)
-                    .policy(Fixed::new(k))
-                    .build()
-                    .unwrap()
-            })
-            .collect()
-    })[k - 1]
+    thread_local! {
+        static RTS: OnceCell<&'static [Runtime]> = const { OnceCell::new() };
+    }
+    RTS.with(|r| {
+        *r.get_or_init(|| {
+            let rts: Vec<Runtime> = (1..=4)
+                .map(|k| {
+                    Runtime::builder()
+                        .max_threads(4)
+                        .policy(Fixed::new(k))
+                        .build()
+                        .unwrap()
+                })
+                .collect();
+            Vec::leak(rts)
+        })
+    })
+    .get(k - 1)
+    .expect("a team of 1 to 4")
 }
 
 /// Runs `f` on each of the runtimes, with the team size.

@@ -74,7 +74,7 @@ const PROBE_SPINS_PER_CLOCK_READ: u32 = if cfg!(loom) { 1 } else { 32 };
 
 /// How long a region start waits for the region lock while another thread's region holds it,
 /// before running inline on the calling thread (see the region protocol).
-pub const REGION_LOCK_WAIT: Duration = Duration::from_millis(1);
+pub const REGION_LOCK_WAIT: Duration = Duration::from_millis(10);
 
 /// How long after a failed worker start the runtime tries again.
 const SPAWN_RETRY: Duration = Duration::from_secs(1);
