@@ -27,7 +27,7 @@
 //! | bytes | content |
 //! |---|---|
 //! | 0..64 | header, 64-bit words: magic and layout version, columns, slots, participants, CPU fingerprint, tag generation |
-//! | 64..80 | control, 32-bit words: `epoch` (futex), `running` slot, `wake` (futex), reserved |
+//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), reserved |
 //! | 128 + 64·p | participant `p`, 64-bit words: owner tag, acknowledged epoch, runnable-slot mask, reserved |
 //! | 128 + 64·P + 8·(s·C + c) | cell (slot `s`, column `c`): owner (0 free, else `(p + 1) << 48 \| gang`) |
 //!
@@ -46,12 +46,12 @@
 //!
 //! # Participants
 //!
-//! A process that builds a shared-domain scheduler claims a participant slot as asat-pools
-//! claims a load-table slot: it takes the lock of byte `8 + p` for the first `p` it can; only
+//! Each shared-domain scheduler claims a participant slot (a process with two schedulers on one
+//! domain has two) as asat-pools claims a load-table slot: it takes the lock of byte `8 + p` for the first `p` it can; only
 //! a holder of that lock writes the slot's owner word, so whoever held the slot before is dead.
 //! Holding the lock it frees every cell tagged `p + 1` (the dead owner's gangs), zeroes the
-//! record, then publishes its tag (`generation << 32 | pid`). One participant slot per
-//! process: all its gangs share it. Its lock lives as long as its open file description: a
+//! record, then publishes its tag (`generation << 32 | pid`). All gangs of the scheduler share
+//! its participant slot. Its lock lives as long as its open file description: a
 //! child forked without `exec` shares it, so, as in asat-pools, the process that opened the
 //! domain is recorded and a forked child never acts through the parent's copy.
 //!
@@ -116,3 +116,13 @@
 //! domain. Placement and the "used / runnable" views are the two operations that differ; the
 //! switch itself (`stop_slot`, `start_slot`, the signal protocol and its inject points) is the
 //! same code, applied by each process to its own cells.
+
+// Status (issue 17): the file, participants, placement, reclaiming and the election are built
+// and tested here; the scheduler does not use them yet (the cross-process switch and the
+// builder option are the next step), hence the allowance below.
+#![allow(dead_code)]
+
+mod sys;
+mod table;
+#[cfg(test)]
+mod tests;
