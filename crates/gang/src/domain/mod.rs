@@ -122,6 +122,8 @@
 // builder option are the next step), hence the allowance below.
 #![allow(dead_code)]
 
+#[cfg(test)]
+mod kill_tests;
 mod sys;
 mod table;
 #[cfg(test)]

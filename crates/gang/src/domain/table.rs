@@ -387,6 +387,24 @@ impl Domain {
         Ok(won)
     }
 
+    /// One round of the election, as every participant's watcher runs it each quantum: try
+    /// to be (or stay) the scheduler, and if it is, reclaim dead participants (a new
+    /// scheduler thus frees a killed one's cells at once). True if it is the scheduler.
+    pub(crate) fn campaign(&self) -> Result<bool, Error> {
+        let elected = self.try_elect()?;
+        if elected {
+            self.reclaim_dead()?;
+        }
+        Ok(elected)
+    }
+
+    /// The participant slot whose record names process `pid`, if any.
+    pub(crate) fn participant_of(&self, pid: u32) -> Option<usize> {
+        (0..PARTICIPANTS).find(|&p| {
+            self.is_listed(p) && self.record(p)[R_TAG].load(Ordering::Acquire) as u32 == pid
+        })
+    }
+
     /// The participant that last became the scheduler, as the control word says (advisory:
     /// the lock decides; a dead scheduler's number stays until another takes over).
     pub(crate) fn scheduler(&self) -> Option<usize> {
