@@ -124,6 +124,7 @@
 
 #[cfg(test)]
 mod kill_tests;
+mod rotation;
 mod sys;
 mod table;
 #[cfg(test)]

@@ -1,11 +1,12 @@
-//! The system calls of the shared gang domain: the shared mapping of the domain file and its
-//! open-file-description locks. The file itself is
+//! The system calls of the shared gang domain: the shared mapping of the domain file, its
+//! open-file-description locks, and futexes shared between processes. The file itself is
 //! opened and checked by `asat_core::private_file`.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::time::Duration;
 
 /// A file mapped shared, read-write, seen as 64-bit and 32-bit atomic words at byte offsets.
 #[derive(Debug)]
@@ -130,5 +131,38 @@ impl Drop for SharedMap {
         unsafe {
             libc::munmap(self.ptr.cast(), self.len);
         }
+    }
+}
+/// Sleeps while the shared word `*word == expected`, at most `timeout`: a futex keyed by the
+/// mapped file's page (no `FUTEX_PRIVATE_FLAG`), so waiters in every process mapping the file
+/// share its queue. Returns on a wake, a timeout, a signal, or at once if the word differs.
+pub(crate) fn shared_futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a valid, aligned 32-bit atomic in a shared mapping that outlives the
+    // call; `ts_ptr` is null or points to a timespec on this stack frame. FUTEX_WAIT only reads
+    // both.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            ts_ptr,
+        );
+    }
+}
+
+/// Wakes every waiter, in any process, sleeping on the shared word `word`.
+pub(crate) fn shared_futex_wake_all(word: &AtomicU32) {
+    // SAFETY: `word` is a valid, aligned 32-bit atomic in a shared mapping; FUTEX_WAKE does not
+    // access memory through it beyond keying its page.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
     }
 }

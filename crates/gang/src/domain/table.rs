@@ -14,6 +14,8 @@ use crate::Error;
 const MAGIC: u64 = 0x4153_4154_4741_0001; // "ASATGA", layout version 1
 /// Rows of the shared matrix (a set of rows is one 64-bit mask).
 pub(crate) const SLOTS: usize = 64;
+/// The `running` word when no row runs.
+pub(crate) const NO_ROW: u32 = u32::MAX;
 /// Participant slots: shared-domain schedulers that can use one domain at once.
 pub(crate) const PARTICIPANTS: usize = 64;
 /// The most columns (CPUs) a domain may have.
@@ -30,12 +32,16 @@ const HEADER_WORDS: usize = 8;
 const CONTROL_AT: usize = 64;
 /// Control words (32-bit), see the module docs: `epoch` 0, `running` 1, `wake` 2, and the
 /// scheduler's participant number plus one (0: none).
+pub(crate) const C_EPOCH: usize = 0;
+pub(crate) const C_RUNNING: usize = 1;
+pub(crate) const C_WAKE: usize = 2;
 const C_SCHEDULER: usize = 3;
 const CONTROL_WORDS: usize = 16;
 
 const RECORDS_AT: usize = 128;
 const RECORD_WORDS: usize = 8;
 const R_TAG: usize = 0;
+pub(crate) const R_ACK: usize = 1;
 
 const CELLS_AT: usize = RECORDS_AT + PARTICIPANTS * RECORD_WORDS * 8;
 

@@ -204,3 +204,66 @@ fn hostile_or_broken_files_are_clear_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn a_stop_waits_for_the_acks_of_the_rows_live_participants() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    let dir = TempDir::new("rotation");
+    let a = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    let b = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    let c = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    assert_eq!(b.allocate(4, 1).unwrap().0, 0);
+    assert_eq!(c.allocate(4, 1).unwrap().0, 1);
+    let (running, stopped, done) = (
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    );
+    let wait = |what: &str, flag: &AtomicBool| {
+        let start = Instant::now();
+        while !flag.load(Ordering::SeqCst) {
+            assert!(start.elapsed() < Duration::from_secs(30), "{what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    std::thread::scope(|s| {
+        // b's watcher: runs row 0 when told, "stops" its threads and acknowledges.
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                let (e, row) = b.switch_state();
+                if row == Some(0) {
+                    if e % 2 == 0 {
+                        running.store(true, Ordering::SeqCst);
+                    } else if running.swap(false, Ordering::SeqCst) {
+                        stopped.store(true, Ordering::SeqCst);
+                        b.ack(e);
+                    }
+                }
+                b.wait_change(e, Duration::from_millis(10));
+            }
+        });
+        a.start(Some(0));
+        assert_eq!(a.switch_state().1, Some(0));
+        wait("b runs row 0", &running);
+        let e = a.begin_stop();
+        assert_eq!(e % 2, 1);
+        assert!(a.wait_acks(e, 0, Duration::from_secs(30)));
+        assert!(
+            stopped.load(Ordering::SeqCst),
+            "acknowledged only once stopped"
+        );
+        a.start(Some(1));
+        done.store(true, Ordering::SeqCst);
+    });
+    // c never acknowledges: the stop of row 1 cannot complete while c is listed ...
+    let e = a.begin_stop();
+    assert!(!a.wait_acks(e, 1, Duration::from_millis(20)));
+    assert!(!a.stop_acked(e, 1));
+    // ... and completes once c is gone (dropped here; killed, it would be reclaimed).
+    drop(c);
+    assert!(a.stop_acked(e, 1));
+    a.start(None);
+    assert_eq!(a.switch_state(), (e.wrapping_add(1), None));
+}
