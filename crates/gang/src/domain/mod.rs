@@ -117,9 +117,10 @@
 //! switch itself (`stop_slot`, `start_slot`, the signal protocol and its inject points) is the
 //! same code, applied by each process to its own cells.
 
-// Status (issue 17): the file, participants, placement, reclaiming and the election are built
-// and tested here; the scheduler does not use them yet (the cross-process switch and the
-// builder option are the next step), hence the allowance below.
+// Status (issue 17): the file, participants, placement, reclaiming, the election and the
+// control-word switch (both sides) are built and tested here; the scheduler thread does not use
+// them yet (the watcher applying stop_slot/start_slot to the process's own cells, and the
+// builder option / ASAT_GANG=shared, are the next step), hence the allowance below.
 #![allow(dead_code)]
 
 #[cfg(test)]
