@@ -62,6 +62,14 @@ enum ErrorKind {
         what: &'static str,
         err: std::io::Error,
     },
+    DomainFile {
+        err: asat_core::Error,
+    },
+    Domain {
+        path: std::path::PathBuf,
+        message: String,
+        err: Option<std::io::Error>,
+    },
 }
 
 /// The shortest quantum a scheduler accepts.
@@ -139,6 +147,22 @@ impl Error {
     }
     pub(crate) fn os(what: &'static str, err: std::io::Error) -> Self {
         Self::new(ErrorKind::Os { what, err })
+    }
+    /// The shared domain's folder or file was refused or could not be opened.
+    pub(crate) fn domain_file(err: asat_core::Error) -> Self {
+        Self::new(ErrorKind::DomainFile { err })
+    }
+    /// The shared domain's file, opened, is unusable: `message` says why.
+    pub(crate) fn domain(
+        path: &std::path::Path,
+        message: impl Into<String>,
+        err: Option<std::io::Error>,
+    ) -> Self {
+        Self::new(ErrorKind::Domain {
+            path: path.to_owned(),
+            message: message.into(),
+            err,
+        })
     }
 }
 
@@ -223,6 +247,18 @@ impl fmt::Display for Error {
                  from GangScheduler::policy (each runtime is one gang)"
             ),
             ErrorKind::Os { what, err } => write!(f, "{what} failed: {err}"),
+            ErrorKind::DomainFile { err } => write!(
+                f,
+                "shared gang domain: {err} (the domain's folder and file must be the user's \
+                 own, not symbolic links, with no access for the group or others)"
+            ),
+            ErrorKind::Domain { path, message, err } => {
+                write!(f, "shared gang domain {path:?}: {message}")?;
+                match err {
+                    Some(e) => write!(f, " ({e})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -231,6 +267,8 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ErrorKind::Os { err, .. } => Some(err),
+            ErrorKind::DomainFile { err } => Some(err),
+            ErrorKind::Domain { err: Some(e), .. } => Some(e),
             _ => None,
         }
     }

@@ -152,6 +152,7 @@
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
 mod builder;
+mod domain;
 mod error;
 mod gang;
 #[cfg(asat_inject)]

@@ -1,0 +1,132 @@
+//! The shared gang domain: one slot matrix per user and CPU domain, in a shared-memory file,
+//! that the gang schedulers of all of that user's processes join, so that gangs in different
+//! processes are gang-scheduled against each other. Opt-in (a builder option, or
+//! `ASAT_GANG=shared`); without it a scheduler keeps its matrix in its own process.
+//!
+//! # The file
+//!
+//! One file per user and CPU domain, named `asat-gang-{fingerprint:016x}` (the fingerprint
+//! hashes the domain's sorted CPU numbers), in the user's own folder
+//! ([`PrivateDir::user`](asat_core::private_file::PrivateDir::user): `$XDG_RUNTIME_DIR`, else
+//! `/dev/shm/asat-u{uid}`) or in a folder the caller names
+//! ([`PrivateDir::named`](asat_core::private_file::PrivateDir::named)). Folder and file are
+//! opened and checked by [`asat_core::private_file`]: no symbolic links, regular, the user's,
+//! no permissions for the group or others, one link, exactly the expected size (checked
+//! before mapping), space reserved. A refused folder or file is an asat-gang error that names
+//! the file and says what was found; nothing is changed.
+//!
+//! # Layout
+//!
+//! The file is zero-filled when created and all-zero is a valid empty domain: every opener
+//! sets the header with compare-and-swap from 0 (all write the same values) and refuses a
+//! header with other values (another layout, another domain, a corrupted file). All accesses
+//! are atomic and every index read from the file is bounds-checked, so no content can make a
+//! reader fault or index out of range; a live participant that writes nonsense only disturbs
+//! scheduling, never memory safety.
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 0..64 | header, 64-bit words: magic and layout version, columns, slots, participants, CPU fingerprint, tag generation |
+//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), reserved |
+//! | 128 + 64·p | participant `p`, 64-bit words: owner tag, acknowledged epoch, runnable-slot mask, reserved |
+//! | 128 + 64·P + 8·(s·C + c) | cell (slot `s`, column `c`): owner (0 free, else `(p + 1) << 48 \| gang`) |
+//!
+//! with `P` = 64 participant slots, `S` = 64 rows (so that a set of rows fits one 64-bit mask)
+//! and `C` the domain's CPUs.
+//!
+//! Open-file-description locks (`F_OFD_SETLK`, one byte each; the kernel drops them when the
+//! process dies, SIGKILL included) carry liveness and roles; they are independent of the bytes'
+//! contents:
+//!
+//! | lock byte | held by |
+//! |---|---|
+//! | 0 | the scheduler: the one process that rotates the slots |
+//! | 1 | a process placing or freeing cells (allocation is serialised across processes) |
+//! | 8 + p | the live owner of participant slot `p` |
+//!
+//! # Participants
+//!
+//! Each shared-domain scheduler claims a participant slot (a process with two schedulers on one
+//! domain has two) as asat-pools claims a load-table slot: it takes the lock of byte `8 + p` for the first `p` it can; only
+//! a holder of that lock writes the slot's owner word, so whoever held the slot before is dead.
+//! Holding the lock it frees every cell tagged `p + 1` (the dead owner's gangs), zeroes the
+//! record, then publishes its tag (`generation << 32 | pid`). All gangs of the scheduler share
+//! its participant slot. Its lock lives as long as its open file description: a
+//! child forked without `exec` shares it, so, as in asat-pools, the process that opened the
+//! domain is recorded and a forked child never acts through the parent's copy.
+//!
+//! Reclaiming a dead participant: whoever can take the lock of a slot whose owner word is not
+//! 0 knows the owner is dead; holding that lock it marks the word `RECLAIMING`, frees the
+//! slot's cells (holding the allocation lock), zeroes the record and the owner word, and
+//! releases the lock. The scheduler reclaims every quantum, and every process does when it
+//! joins; so a dead process's cells are gone within a quantum of the next switch, and its
+//! slot is never waited for (a dead participant is never counted among those that must
+//! acknowledge a stop).
+//!
+//! # Cells and gangs
+//!
+//! A gang of `n` threads is placed with the allocation lock held: first fit over the rows,
+//! `n` free cells of one row (free: owner 0), each set to `(p + 1) << 48 | gang` with the
+//! process's own gang number. The process keeps its in-process structures (one `SlotCtl` per
+//! row, one `CellCtl` per cell, the [`switch`](crate::switch) protocol) indexed by the shared
+//! row and column numbers: its local view is the same matrix with only its own cells bound.
+//! Freeing a gang zeroes its cells, with the allocation lock held. Each process also publishes
+//! in its record the mask of rows where it has a runnable thread, which the scheduler ORs over
+//! live participants to skip idle rows, as the in-process scheduler skips idle slots.
+//!
+//! # A switch from row A to row B
+//!
+//! The control words say what runs: `running` is the row (`u32::MAX`: none) and `epoch` is
+//! even while `running` runs and odd while it is being stopped. The scheduler:
+//!
+//! 1. sets `epoch` to odd (stop `running`), then futex-wakes every process waiting on it;
+//! 2. waits until every live participant with a cell in A has stored that epoch in its record
+//!    (it futex-waits on `wake`, which each participant bumps and wakes after acknowledging,
+//!    with a short timeout as a safety net; dead participants are skipped; after the stop
+//!    timeout it gives up on a participant and counts a late stop);
+//! 3. sets `running = B`, then `epoch` to the next even value, and futex-wakes.
+//!
+//! In every participant a watcher thread (the in-process scheduler thread, in follower mode)
+//! futex-waits on `epoch` (a shared futex: `FUTEX_WAIT`/`FUTEX_WAKE` without
+//! `FUTEX_PRIVATE_FLAG`, on the mapped word, so the kernel keys it by the file page and every
+//! process mapping it waits on the same queue). On an odd epoch it stops its own threads of
+//! `running` with the in-process protocol (`stop_slot`: signals to its own threads only, wait
+//! for them to park) and then acknowledges; on an even epoch it starts `running` locally
+//! (`start_slot`). Both sides write the control words and acknowledgements `SeqCst`, and a
+//! waiter re-reads `epoch` before it sleeps, so no wake-up is lost. So threads of row A in
+//! every process are parked before any thread of row B runs: exclusivity holds across
+//! processes, and no process ever signals another's threads.
+//!
+//! # Election and take-over
+//!
+//! Whoever holds the lock of byte 0 is the scheduler; every participant's watcher tries to take
+//! it (non-blocking) each quantum while it waits. A scheduler that dies loses the lock with its
+//! process; the first watcher to try afterwards, within one quantum, takes it and continues from
+//! the control words: an odd epoch means a stop was in flight, so it resumes at step 2 (the dead
+//! scheduler's own threads are dead too, and dead participants are not waited for); an even
+//! epoch means a row runs, which it lets run for a quantum. Before its first switch it reclaims
+//! dead participants. So a killed scheduler is replaced within two quanta (one to notice, one
+//! to switch), and its cells are freed at the first reclaim. A scheduler whose process drops
+//! its last shared scheduler releases the lock; a watcher takes over at its next try.
+//!
+//! # How the in-process scheduler is reused
+//!
+//! The scheduler thread's loop becomes generic over where its matrix lives: a local matrix
+//! (today's `Shared` counters and mutex-guarded [`Matrix`](crate::Matrix)) or the shared
+//! domain. Placement and the "used / runnable" views are the two operations that differ; the
+//! switch itself (`stop_slot`, `start_slot`, the signal protocol and its inject points) is the
+//! same code, applied by each process to its own cells.
+
+// Status (issue 17): the file, participants, placement, reclaiming, the election and the
+// control-word switch (both sides) are built and tested here; the scheduler thread does not use
+// them yet (the watcher applying stop_slot/start_slot to the process's own cells, and the
+// builder option / ASAT_GANG=shared, are the next step), hence the allowance below.
+#![allow(dead_code)]
+
+#[cfg(test)]
+mod kill_tests;
+mod rotation;
+mod sys;
+mod table;
+#[cfg(test)]
+mod tests;
