@@ -62,6 +62,17 @@ fn join_elsewhere(sched: &asat_gang::GangScheduler, g: &asat_gang::Gang) -> Resu
     })
 }
 
+/// Whether `sig` is pending for thread `tid` (its `SigPnd` mask in `/proc`).
+fn signal_pending(tid: libc::pid_t, sig: libc::c_int) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+    let mask = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigPnd:"))
+        .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+        .unwrap();
+    mask & (1 << (sig - 1)) != 0
+}
+
 #[test]
 fn a_handler_installed_over_the_schedulers_is_reported() {
     bounded(WATCHDOG, || {
@@ -74,6 +85,14 @@ fn a_handler_installed_over_the_schedulers_is_reported() {
         switch_to(&sched, 1);
         switch_to(&sched, 0);
         assert_eq!(sched.stats().handler_replaced, 0);
+        // A stop signal of those switches may still wait for its thread to run (a loaded
+        // machine): delivered after the replacement below, it would run the other handler.
+        for t in [&ta, &tb] {
+            let tid = t.tid.load(Ordering::SeqCst);
+            common::wait_for("no stop signal is pending", || {
+                !signal_pending(tid, default_signal())
+            });
+        }
 
         let ours = set_action(&foreign_action());
         let st0 = sched.stats();
