@@ -101,6 +101,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::sys::private_file as sys;
+pub use crate::sys::shared_map::SharedMap;
 use crate::Error;
 
 /// How many times [`PrivateDir::open_file`] starts again when the file is removed while it

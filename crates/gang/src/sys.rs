@@ -16,6 +16,33 @@ use crate::switch::Shared;
 /// or at once if the word differs: callers re-check their condition in a loop.
 #[inline]
 pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    futex_wait_op(
+        word,
+        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+        expected,
+        timeout,
+    );
+}
+
+/// Wakes up to `n` threads sleeping on `word`.
+#[inline]
+pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
+    futex_wake_op(word, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n);
+}
+
+/// [`futex_wait`] on a word of a shared mapping: a futex keyed by the mapped file's page (no
+/// `FUTEX_PRIVATE_FLAG`), so waiters in every process mapping the file share its queue.
+pub(crate) fn shared_futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    futex_wait_op(word, libc::FUTEX_WAIT, expected, timeout);
+}
+
+/// Wakes every waiter, in any process, sleeping on the shared word `word`.
+pub(crate) fn shared_futex_wake_all(word: &AtomicU32) {
+    futex_wake_op(word, libc::FUTEX_WAKE, i32::MAX);
+}
+
+#[inline]
+fn futex_wait_op(word: &AtomicU32, op: libc::c_int, expected: u32, timeout: Option<Duration>) {
     let ts = timeout.map(|d| libc::timespec {
         tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: d.subsec_nanos() as libc::c_long,
@@ -23,32 +50,20 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Durati
     let ts_ptr = ts
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `word` is a valid, aligned 32-bit atomic that outlives the call; `ts_ptr` is null
-    // or points to a timespec on this stack frame. FUTEX_WAIT only reads both. A raw futex
-    // syscall is async-signal-safe.
+    // SAFETY: `word` is a valid, aligned 32-bit atomic that outlives the call (for a shared
+    // futex, in a mapping that outlives it); `ts_ptr` is null or points to a timespec on this
+    // stack frame. FUTEX_WAIT only reads both. A raw futex syscall is async-signal-safe.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            ts_ptr,
-        );
+        libc::syscall(libc::SYS_futex, word.as_ptr(), op, expected, ts_ptr);
     }
 }
 
-/// Wakes up to `n` threads sleeping on `word`.
 #[inline]
-pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
+fn futex_wake_op(word: &AtomicU32, op: libc::c_int, n: i32) {
     // SAFETY: `word` is a valid, aligned 32-bit atomic; FUTEX_WAKE does not access memory
-    // through it beyond hashing its address. Async-signal-safe.
+    // through it beyond keying its address (or, shared, its page). Async-signal-safe.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            n,
-        );
+        libc::syscall(libc::SYS_futex, word.as_ptr(), op, n);
     }
 }
 

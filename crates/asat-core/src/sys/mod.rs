@@ -4,4 +4,5 @@
 pub(crate) mod affinity;
 pub(crate) mod fork;
 pub(crate) mod private_file;
+pub(crate) mod shared_map;
 pub(crate) mod thread;
