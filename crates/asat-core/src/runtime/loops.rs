@@ -83,14 +83,14 @@ impl Runtime {
             acc.take()
         };
         let shape = Shape::loop_with(schedule);
-        let mut busy = false;
-        if !self.inline_only() && Slots::fits::<T>() {
+        let inline = self.inline_only();
+        if !inline && Slots::fits::<T>() {
             let slots = &self.inner.reduce_slots;
             let body = |team: &Team<'_>| {
                 if let Some(acc) = part(team) {
                     // SAFETY: `T` fits; this thread runs member `team.index()` of a region
                     // started by the holder of the region lock (the body only runs once the
-                    // lock is taken; inline runs use the slots below), which drains the slots
+                    // lock is taken; inline runs do not use the slots), which drains the slots
                     // as `T` after the join; the member puts once, at its end.
                     unsafe { slots.put(team.index(), acc) };
                 }
@@ -105,22 +105,25 @@ impl Runtime {
                 }
                 results.reduce(&combine)
             });
-            match done {
-                Some(result) => return result.unwrap_or_else(identity),
-                // Another thread's region held the runtime: run inline, below.
-                None => busy = true,
+            if let Some(result) = done {
+                return result.unwrap_or_else(identity);
             }
+            // Another thread's region held the runtime: run inline, below.
         }
-        // Inline (inside a region, or the runtime busy), or a `T` too large for the slots.
+        if inline || Slots::fits::<T>() {
+            // A team of one, on this thread: its one result needs no slots.
+            let result = Mutex::new(None);
+            self.run_inline(&|team: &Team<'_>| *result.lock() = part(team));
+            return result.into_inner().unwrap_or_else(identity);
+        }
+        // A `T` too large for the slots: slots of its own for this call.
         let slots: Vec<CachePadded<Mutex<Option<T>>>> = (0..self.inner.max_threads)
             .map(|_| CachePadded::new(Mutex::new(None)))
             .collect();
-        let body = |team: &Team<'_>| *slots[team.index()].lock() = part(team);
-        if busy {
-            self.run_inline(&body);
-        } else {
-            self.run_region(&body, shape);
-        }
+        self.run_region(
+            &|team: &Team<'_>| *slots[team.index()].lock() = part(team),
+            shape,
+        );
         slots
             .into_iter()
             .filter_map(|s| CachePadded::into_inner(s).into_inner())

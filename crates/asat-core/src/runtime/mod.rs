@@ -654,8 +654,10 @@ impl Runtime {
                     if failures == 0 {
                         eprintln!(
                             "asat-core: the system refused to start worker thread {index} \
-                             ({e}); teams are limited to {index} threads (see \
-                             RuntimeStats::spawn_failures)"
+                             ({e}); teams are limited to {index} threads until it accepts \
+                             one (see RuntimeStats::spawn_failures); a smaller \
+                             Builder::stack_size or max_threads (ASAT_MAX_THREADS), or a \
+                             higher RLIMIT_NPROC, lets the workers start"
                         );
                     }
                     ctl.spawn_failed_at = Some(Instant::now());
