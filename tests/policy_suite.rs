@@ -587,7 +587,41 @@ fn iter_panics_propagate(rt: &Runtime) {
     members_meet_at_barriers(rt);
 }
 
+/// A runtime whose team is a gang of a scheduler that lives as long as the test process: one
+/// in-process scheduler, or one that joins a shared domain (its file in a folder of this suite,
+/// one per user and reused by later runs, so that other programs are not in it).
+fn gang_runtime(shared: bool) -> asat::Runtime {
+    use asat::gang::GangScheduler;
+    use std::sync::OnceLock;
+    static IN_PROCESS: OnceLock<GangScheduler> = OnceLock::new();
+    static SHARED: OnceLock<GangScheduler> = OnceLock::new();
+    let build = || {
+        let b = GangScheduler::builder().quantum(std::time::Duration::from_millis(5));
+        match shared {
+            true => {
+                // SAFETY: getuid has no preconditions.
+                let uid = unsafe { libc::getuid() };
+                b.shared_dir(std::env::temp_dir().join(format!("asat-policy-suite-u{uid}")))
+            }
+            false => b,
+        }
+        .build()
+        .unwrap()
+    };
+    let s = match shared {
+        true => SHARED.get_or_init(build),
+        false => IN_PROCESS.get_or_init(build),
+    };
+    Runtime::builder()
+        .max_threads(s.cpus().len().min(3))
+        .policy(s.policy())
+        .build()
+        .unwrap()
+}
+
 policy_suite! {
+    gang_in_process => gang_runtime(false);
+    gang_shared => gang_runtime(true);
     fixed_all => Runtime::builder().max_threads(2).policy(asat::Fixed::all()).build().unwrap();
     fixed_four => Runtime::builder().max_threads(4).policy(asat::Fixed::new(4)).build().unwrap();
     single => Runtime::builder().max_threads(2).policy(asat::Single).build().unwrap();

@@ -6,11 +6,14 @@
 //! |---|---|---|
 //! | `ASAT_GANG_QUANTUM_US` | [`GangSchedulerBuilder::quantum`] in microseconds | 100 ..= 10 000 000 |
 //! | `ASAT_GANG_SIGNAL` | [`GangSchedulerBuilder::signal_offset`] | 0 ..= SIGRTMAX - SIGRTMIN |
+//! | `ASAT_GANG` | [`GangSchedulerBuilder::shared`]: `shared` joins the user's shared domain, `process` keeps the matrix in the process | `shared`, `process` |
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use asat_core::CpuSet;
 
+use crate::domain::Domain;
 use crate::error::{MAX_QUANTUM, MAX_SLOTS_LIMIT, MAX_STOP_TIMEOUT, MIN_QUANTUM};
 use crate::switch::{Config, Shared};
 use crate::{sys, thread, Error, GangScheduler};
@@ -26,6 +29,8 @@ pub struct GangSchedulerBuilder {
     stop_timeout: Option<Duration>,
     idle_grace: Option<Duration>,
     realtime: Option<bool>,
+    shared: Option<bool>,
+    shared_dir: Option<PathBuf>,
 }
 
 impl GangSchedulerBuilder {
@@ -92,6 +97,26 @@ impl GangSchedulerBuilder {
         self
     }
 
+    /// Whether the matrix is the user's shared domain for the scheduler's CPUs (default: false,
+    /// or `ASAT_GANG=shared`): the shared schedulers of all of this user's processes on the
+    /// same CPUs then gang-schedule their gangs against each other, each process stopping and
+    /// resuming only its own threads. See the [`domain`](crate::domain) module for the
+    /// protocol, the file and its checks. The domain has 64 rows, whatever
+    /// [`max_slots`](Self::max_slots) says.
+    pub fn shared(mut self, on: bool) -> Self {
+        self.shared = Some(on);
+        self
+    }
+
+    /// The folder of the shared domain's file (default: the user's own folder,
+    /// `$XDG_RUNTIME_DIR` or `/dev/shm/asat-u{uid}`). It must be an absolute path to a folder
+    /// that only the user can use; it is created (mode 0700) when missing. Implies
+    /// [`shared(true)`](Self::shared) unless that was set to false.
+    pub fn shared_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.shared_dir = Some(dir.into());
+        self
+    }
+
     /// Checks the configuration, installs the signal handler and starts the scheduler thread.
     pub fn build(self) -> Result<GangScheduler, Error> {
         // A value that is not UTF-8 keeps its bad bytes replaced, so it fails to parse.
@@ -110,6 +135,15 @@ impl GangSchedulerBuilder {
             Some(v) => Some(parse_signal(&v)?),
             None => None,
         };
+        let env_shared = match env("ASAT_GANG") {
+            Some(v) => Some(parse_mode(&v)?),
+            None => None,
+        };
+        let shared = self
+            .shared
+            .or(self.shared_dir.as_ref().map(|_| true))
+            .or(env_shared)
+            .unwrap_or(false);
         let quantum = self
             .quantum
             .or(env_quantum)
@@ -181,14 +215,21 @@ impl GangSchedulerBuilder {
         })?;
         // Before the shared state, which records the process generation it belongs to.
         thread::watch_forks();
+        let cpus: Vec<usize> = cpus.iter().collect();
+        let domain = if shared {
+            Some(Domain::open(self.shared_dir.as_deref(), &cpus)?)
+        } else {
+            None
+        };
         let shared = Shared::new(Config {
-            cpus: cpus.iter().collect(),
+            cpus,
             max_slots,
             signal,
             signal_offset: offset,
             quantum,
             stop_timeout,
             idle_grace,
+            domain,
         });
         GangScheduler::start(shared, self.realtime.unwrap_or(true))
     }
@@ -205,6 +246,19 @@ fn parse_quantum(v: &str) -> Result<Duration, Error> {
             Ok(Duration::from_micros(us))
         }
         _ => Err(Error::env("ASAT_GANG_QUANTUM_US", v, allowed)),
+    }
+}
+
+fn parse_mode(v: &str) -> Result<bool, Error> {
+    match v.trim() {
+        "shared" => Ok(true),
+        "process" => Ok(false),
+        _ => Err(Error::env(
+            "ASAT_GANG",
+            v,
+            "must be `shared` (join the user's shared gang domain) or `process` (a matrix of \
+             this process only)",
+        )),
     }
 }
 
@@ -295,5 +349,17 @@ mod tests {
             .build_with_env(env_of(&[("ASAT_GANG_SIGNAL", "-1")]))
             .unwrap_err();
         assert!(e.to_string().contains("ASAT_GANG_SIGNAL"), "{e}");
+        let e = GangScheduler::builder()
+            .build_with_env(env_of(&[("ASAT_GANG", "yes")]))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("ASAT_GANG") && e.to_string().contains("`shared`"),
+            "{e}"
+        );
+        let e = GangScheduler::builder()
+            .shared_dir("relative/folder")
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().starts_with("shared gang domain"), "{e}");
     }
 }

@@ -56,6 +56,11 @@ impl fmt::Debug for Gang {
 impl Gang {
     pub(crate) fn create(shared: &Arc<Shared>, n: usize) -> Result<Gang, Error> {
         shared.usable(true)?;
+        if let Some(d) = &shared.domain {
+            let number = shared.next_gang.fetch_add(1, Ordering::Relaxed);
+            let (slot, columns) = d.allocate(n, number)?;
+            return Ok(Self::placed(shared, GangId::new(number), slot, columns));
+        }
         let alloc = {
             let mut m = shared
                 .matrix
@@ -63,17 +68,21 @@ impl Gang {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             m.allocate(n)?
         };
-        shared.slots[alloc.slot]
-            .gangs
-            .fetch_add(1, Ordering::SeqCst);
-        shared.high.fetch_max(alloc.slot + 1, Ordering::SeqCst);
+        Ok(Self::placed(shared, alloc.gang, alloc.slot, alloc.columns))
+    }
+
+    /// The gang placed in `slot`, `columns`: counted in the slot's mirror for the scheduler,
+    /// which is told.
+    fn placed(shared: &Arc<Shared>, id: GangId, slot: usize, columns: Vec<usize>) -> Gang {
+        shared.slots[slot].gangs.fetch_add(1, Ordering::SeqCst);
+        shared.high.fetch_max(slot + 1, Ordering::SeqCst);
         shared.notify();
-        Ok(Gang {
+        Gang {
             shared: Arc::clone(shared),
-            id: alloc.gang,
-            slot: alloc.slot,
-            columns: alloc.columns.into_boxed_slice(),
-        })
+            id,
+            slot,
+            columns: columns.into_boxed_slice(),
+        }
     }
 
     /// The gang's id in the matrix.
@@ -153,7 +162,15 @@ impl Drop for Gang {
             // the child does not have.
             return;
         }
-        {
+        if let Some(d) = &self.shared.domain {
+            // As below; a kept cell is freed in the domain by its thread when it leaves (a
+            // compare-and-swap of its own cell, so the order of the two does not matter).
+            let kept = switch::orphan(&self.shared, self.slot, &self.columns);
+            let keep: Vec<_> = kept.iter().map(|&c| (self.slot, c)).collect();
+            // An error (the cross-process lock failed) leaves the cells to the reclaim when
+            // this process leaves the domain or dies.
+            let _ = d.free(self.id.get(), &keep);
+        } else {
             let mut m = self
                 .shared
                 .matrix

@@ -17,6 +17,11 @@
 //! - [`GangPolicy`]: makes an asat-core [`Runtime`](asat_core::Runtime)'s team one gang;
 //!   several runtimes are several gangs of one scheduler.
 //! - [`Model`]: the paper's equations (6), (8), (12) and (13).
+//! - Across processes: a scheduler built with
+//!   [`shared(true)`](GangSchedulerBuilder::shared) (or `ASAT_GANG=shared`) keeps its matrix in
+//!   the user's shared domain for its CPUs, a file that the shared schedulers of all of that
+//!   user's processes join; one of them, elected, rotates the rows, and each process stops and
+//!   resumes only its own threads ([`domain`]: file, protocol, election, take-over).
 //!
 //! ```no_run
 //! use asat_core::Runtime;
@@ -124,6 +129,7 @@
 //! |---|---|---|
 //! | `ASAT_GANG_QUANTUM_US` | [`GangSchedulerBuilder::quantum`] in microseconds | 100 ..= 10 000 000 |
 //! | `ASAT_GANG_SIGNAL` | [`GangSchedulerBuilder::signal_offset`]: the stop signal is `SIGRTMIN` + this | 0 ..= SIGRTMAX - SIGRTMIN |
+//! | `ASAT_GANG` | [`GangSchedulerBuilder::shared`]: `shared` joins the user's shared domain ([`domain`]) | `shared`, `process` |
 //!
 //! # Experiment and benchmark
 //!
@@ -152,7 +158,7 @@
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
 mod builder;
-mod domain;
+pub mod domain;
 mod error;
 mod gang;
 #[cfg(asat_inject)]
@@ -163,6 +169,7 @@ mod model;
 mod policy;
 mod scheduler;
 mod sections;
+mod shared;
 mod stats;
 pub mod switch;
 mod sys;

@@ -23,6 +23,10 @@ use crate::Error;
 pub struct GangId(u64);
 
 impl GangId {
+    pub(crate) fn new(n: u64) -> Self {
+        Self(n)
+    }
+
     /// The id as a number (ids are handed out in increasing order, from 0).
     pub fn get(self) -> u64 {
         self.0

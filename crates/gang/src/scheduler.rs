@@ -21,6 +21,10 @@ use crate::{sys, Error, Gang, GangPolicy, GangSchedulerBuilder, GangStats};
 /// A gang scheduler: an Ousterhout matrix over the CPUs of its domain and a thread that
 /// rotates the matrix's slots every quantum, stopping and resuming whole gangs together.
 ///
+/// With [`shared`](GangSchedulerBuilder::shared) (or `ASAT_GANG=shared`) the matrix is the
+/// user's shared domain for these CPUs, which the shared schedulers of all of the user's
+/// processes join: see the [`domain`](crate::domain) module.
+///
 /// Create gangs with [`gang`](GangScheduler::gang), or give each asat-core runtime a
 /// [`policy`](GangScheduler::policy) so that its team is one gang. Dropping the scheduler
 /// stops the rotation and lets every gang thread run (uncoordinated) from then on.
@@ -72,7 +76,10 @@ impl GangScheduler {
             .name("asat-gang-scheduler".into())
             .spawn(move || {
                 let _ = tx.send(want_rt && sys::set_realtime().is_ok());
-                scheduler_main(&s)
+                match &s.domain {
+                    Some(d) => crate::domain::run(&s, d),
+                    None => scheduler_main(&s),
+                }
             })
             .map_err(|e| Error::os("starting the scheduler thread", e))?;
         let realtime = rx.recv().unwrap_or(false);
@@ -115,16 +122,28 @@ impl GangScheduler {
         self.shared.quantum
     }
 
-    /// The slot running now, if any.
+    /// The slot running now, if any (with a shared domain: the domain's running row, none
+    /// while a switch is under way).
     pub fn current_slot(&self) -> Option<usize> {
+        if let Some(d) = &self.shared.domain {
+            let (epoch, row) = d.switch_state();
+            return row.filter(|_| epoch % 2 == 0);
+        }
         let c = self.shared.current.load(Ordering::SeqCst);
         (c != NO_SLOT).then_some(c)
     }
 
-    /// The slots that hold a gang now (none in a forked child's copy).
+    /// The slots that hold a gang now (none in a forked child's copy; with a shared domain,
+    /// the rows that hold a gang of any live participant).
     pub fn used_slots(&self) -> Vec<usize> {
         if self.shared.forked() {
             return Vec::new();
+        }
+        if let Some(d) = &self.shared.domain {
+            let used = d.rows().0;
+            return (0..crate::domain::SLOTS)
+                .filter(|s| used >> s & 1 == 1)
+                .collect();
         }
         self.shared
             .matrix
@@ -134,8 +153,13 @@ impl GangScheduler {
             .collect()
     }
 
-    /// Asks the scheduler to switch to the next slot now, as if the quantum had ended.
+    /// Asks the scheduler to switch to the next slot now, as if the quantum had ended (with a
+    /// shared domain: the domain's scheduler, in whatever process it is).
     pub fn switch_now(&self) {
+        if let Some(d) = &self.shared.domain {
+            d.request_switch();
+            return;
+        }
         self.shared.requests.fetch_add(1, Ordering::SeqCst);
         self.shared.notify();
     }
@@ -157,6 +181,9 @@ impl GangScheduler {
             late_stops: l(&c.late_stops),
             ignored_signals: l(&c.ignored_signals),
             handler_replaced: l(&c.handler_replaced),
+            domain_switches: l(&c.domain_switches),
+            domain_stop_time_total: Duration::from_nanos(l(&c.domain_stop_ns_total)),
+            domain_stop_time_max: Duration::from_nanos(l(&c.domain_stop_ns_max)),
         }
     }
 }
@@ -171,6 +198,10 @@ impl Drop for GangScheduler {
         }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.notify();
+        if let Some(d) = &self.shared.domain {
+            // (Its thread may be sleeping on the epoch, not on the word `notify` moves.)
+            d.wake_watchers();
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -190,7 +221,7 @@ fn pick_next(sh: &Shared, cur: Option<usize>) -> Option<usize> {
 /// The rotation rule, as pure logic: among slots `0..high`, the next used slot after `cur`
 /// (round-robin) with a runnable thread; else `cur` itself if it is still used; else the
 /// lowest used slot; else none.
-fn next_slot(
+pub(crate) fn next_slot(
     cur: Option<usize>,
     high: usize,
     used: impl Fn(usize) -> bool,

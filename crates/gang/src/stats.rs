@@ -7,6 +7,8 @@ use std::time::Duration;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GangStats {
     /// Coordinated switches from one slot to another (the first start of a slot not counted).
+    /// With a shared domain: the stops of a row this process ran (its part of the domain's
+    /// switches; see `domain_switches` for those it led).
     pub switches: u64,
     /// Switches made before the quantum ended because no thread of the running slot was
     /// runnable (all idle, blocked or gone).
@@ -37,18 +39,35 @@ pub struct GangStats {
     /// signal (their threads stopped at safe points, or the switch was late). While this
     /// happens, creating and joining gangs fail with an error that says why.
     pub handler_replaced: u64,
+    /// With a shared domain: the switches this process's scheduler thread led as the domain's
+    /// scheduler, and completed (every live participant acknowledged the stop in time).
+    pub domain_switches: u64,
+    /// Time from the stop's announcement (the odd epoch) to the last participant's
+    /// acknowledgement (all its threads of the row stopped), summed over `domain_switches`: a
+    /// switch across processes, broadcast to the last thread stopped.
+    pub domain_stop_time_total: Duration,
+    /// The longest such time.
+    pub domain_stop_time_max: Duration,
 }
 
 impl GangStats {
+    /// The mean time of a switch across processes (see `domain_stop_time_total`).
+    pub fn mean_domain_stop_time(&self) -> Duration {
+        mean(self.domain_stop_time_total, self.domain_switches)
+    }
+
     /// The mean time per coordinated switch, from the broadcast to the last thread stopped.
     pub fn mean_stop_time(&self) -> Duration {
-        if self.timed_switches == 0 {
-            Duration::ZERO
-        } else {
-            // In u128 nanoseconds: a u32 count would truncate (to 0 past 2^32 switches).
-            let ns = self.stop_time_total.as_nanos() / u128::from(self.timed_switches);
-            Duration::from_nanos(ns as u64)
-        }
+        mean(self.stop_time_total, self.timed_switches)
+    }
+}
+
+fn mean(total: Duration, n: u64) -> Duration {
+    if n == 0 {
+        Duration::ZERO
+    } else {
+        // In u128 nanoseconds: a u32 count would truncate (to 0 past 2^32 switches).
+        Duration::from_nanos((total.as_nanos() / u128::from(n)) as u64)
     }
 }
 

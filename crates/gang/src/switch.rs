@@ -155,15 +155,13 @@
 //! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
 //! under a 1 ms quantum for seconds.
 
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::{sections, sys, thread};
-use crate::{Error, Matrix};
+pub(crate) use crate::shared::{Config, Shared};
+use crate::{sections, sys};
 
 pub(crate) const BOUND: u32 = 1;
 pub(crate) const SIGNALED: u32 = 2;
@@ -206,176 +204,13 @@ pub(crate) struct SlotCtl {
 impl SlotCtl {
     /// Wakes the slot's parked threads to look at their condition again; the condition was
     /// written (`SeqCst`) before.
-    fn wake_parked(&self) {
+    pub(crate) fn wake_parked(&self) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&self.epoch, i32::MAX);
     }
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(crate) switches: AtomicU64,
-    pub(crate) early_switches: AtomicU64,
-    pub(crate) timed_switches: AtomicU64,
-    pub(crate) stop_ns_total: AtomicU64,
-    pub(crate) stop_ns_max: AtomicU64,
-    pub(crate) signals: AtomicU64,
-    pub(crate) signal_stops: AtomicU64,
-    pub(crate) cooperative_stops: AtomicU64,
-    pub(crate) deferred_stops: AtomicU64,
-    pub(crate) late_stops: AtomicU64,
-    pub(crate) ignored_signals: AtomicU64,
-    pub(crate) handler_replaced: AtomicU64,
-}
-
-/// The settings a scheduler's shared state is made from.
-#[derive(Debug)]
-pub(crate) struct Config {
-    pub(crate) cpus: Vec<usize>,
-    pub(crate) max_slots: usize,
-    pub(crate) signal: libc::c_int,
-    pub(crate) signal_offset: usize,
-    pub(crate) quantum: Duration,
-    pub(crate) stop_timeout: Duration,
-    pub(crate) idle_grace: Duration,
-}
-
-/// Everything the scheduler thread and the gang threads share.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    /// Column -> CPU.
-    pub(crate) cpus: Vec<usize>,
-    pub(crate) slots: Box<[SlotCtl]>,
-    pub(crate) matrix: Mutex<Matrix>,
-    /// One more than the highest slot ever used.
-    pub(crate) high: AtomicUsize,
-    /// The scheduler's futex: bumped to wake it.
-    pub(crate) wake: CachePadded<AtomicU32>,
-    /// Switches asked for with `switch_now`.
-    pub(crate) requests: AtomicU64,
-    /// Bumped by every thread that parks or unbinds; the scheduler waits on it.
-    pub(crate) ack: CachePadded<AtomicU32>,
-    pub(crate) current: AtomicUsize,
-    pub(crate) shutdown: AtomicBool,
-    pub(crate) stats: Counters,
-    pub(crate) signal: libc::c_int,
-    /// `signal - SIGRTMIN`, as the builder and the errors name it.
-    pub(crate) signal_offset: usize,
-    pub(crate) quantum: Duration,
-    pub(crate) stop_timeout: Duration,
-    pub(crate) idle_grace: Duration,
-    /// The process that built the scheduler, and its user: the sender of every stop signal.
-    pid: libc::pid_t,
-    uid: libc::uid_t,
-    /// The value every stop signal carries: drawn at random, never 0 (the value of a signal
-    /// that carries none).
-    token: usize,
-    /// The process generation ([`thread::process_generation`]) the scheduler was built in.
-    generation: u32,
-    /// Set when a check found another action installed for the stop signal, cleared when one
-    /// finds asat-gang's handler again.
-    handler_lost: AtomicBool,
-}
-
 impl Shared {
-    pub(crate) fn new(c: Config) -> Self {
-        let p = c.cpus.len();
-        let slots = (0..c.max_slots)
-            .map(|_| SlotCtl {
-                run: CachePadded::new(AtomicU32::new(0)),
-                epoch: AtomicU32::new(0),
-                gangs: AtomicU32::new(0),
-                runnable: AtomicU32::new(0),
-                cells: (0..p).map(|_| CellCtl::default()).collect(),
-            })
-            .collect();
-        // std's RandomState is seeded from the OS's randomness; the clock makes two states
-        // of one thread differ too.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(sys::now_ns());
-        Self {
-            matrix: Mutex::new(Matrix::new(p, c.max_slots)),
-            cpus: c.cpus,
-            slots,
-            high: AtomicUsize::new(0),
-            wake: CachePadded::new(AtomicU32::new(0)),
-            requests: AtomicU64::new(0),
-            ack: CachePadded::new(AtomicU32::new(0)),
-            current: AtomicUsize::new(NO_SLOT),
-            shutdown: AtomicBool::new(false),
-            stats: Counters::default(),
-            signal: c.signal,
-            signal_offset: c.signal_offset,
-            quantum: c.quantum,
-            stop_timeout: c.stop_timeout,
-            idle_grace: c.idle_grace,
-            pid: sys::getpid(),
-            uid: sys::getuid(),
-            token: h.finish() as usize | 1,
-            generation: thread::process_generation(),
-            handler_lost: AtomicBool::new(false),
-        }
-    }
-
-    /// Wakes the scheduler thread.
-    pub(crate) fn notify(&self) {
-        self.wake.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake(&self.wake, 1);
-    }
-
-    /// Whether this is a forked child's copy of a scheduler of its parent (module docs,
-    /// "Fork").
-    pub(crate) fn forked(&self) -> bool {
-        thread::process_generation() != self.generation
-    }
-
-    /// Whether the stop signal's handler is asat-gang's (one `sigaction` query); remembered
-    /// for [`usable`](Shared::usable).
-    fn check_handler(&self) -> bool {
-        let ours = sys::handler_installed(self.signal);
-        self.handler_lost.store(!ours, Ordering::Relaxed);
-        ours
-    }
-
-    /// Whether gangs of this scheduler may be created and joined now: not in a forked child,
-    /// and not while the stop signal's handler is someone else's. With `query`, or once a check
-    /// found the handler replaced, the signal's action is queried now (module docs,
-    /// "Signals"); otherwise this costs two loads.
-    pub(crate) fn usable(&self, query: bool) -> Result<(), Error> {
-        if self.forked() {
-            return Err(Error::forked());
-        }
-        if (query || self.handler_lost.load(Ordering::Relaxed)) && !self.check_handler() {
-            return Err(Error::handler_replaced(self.signal_offset, self.signal));
-        }
-        Ok(())
-    }
-
-    /// Whether a stop signal with this sender was sent by this scheduler (module docs,
-    /// "Signals").
-    fn sent_by_us(&self, from: sys::Sender) -> bool {
-        from.code == libc::SI_QUEUE && from.pid == self.pid && from.value == self.token
-    }
-
-    /// A slot that gets its first runnable thread tells the scheduler (which sleeps without a
-    /// timeout while no other slot needs the CPUs).
-    pub(crate) fn runnable_inc(&self, slot: usize) {
-        if self.slots[slot].runnable.fetch_add(1, Ordering::SeqCst) == 0
-            && self.current.load(Ordering::SeqCst) != slot
-        {
-            self.notify();
-        }
-    }
-
-    pub(crate) fn runnable_dec(&self, slot: usize) {
-        if self.slots[slot].runnable.fetch_sub(1, Ordering::SeqCst) == 1
-            && self.current.load(Ordering::SeqCst) == slot
-            && self.high.load(Ordering::Relaxed) > 1
-        {
-            self.notify();
-        }
-    }
-
     /// Stops every runnable thread of `from` (steps 0-3 of the protocol). Called by the
     /// scheduler thread only. Allocation-free and lock-free.
     pub(crate) fn stop_slot(&self, from: usize) {

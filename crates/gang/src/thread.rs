@@ -125,12 +125,20 @@ pub(crate) fn leave() {
         // The gang was dropped while this thread was bound, and kept the cell reserved for it
         // (`Gang::drop` marks ORPHAN and reserves the cell under the matrix lock, so the
         // reservation is there by the time this lock is taken). The state is 0 already: the
-        // next gang placed here finds the cell free.
-        shared
-            .matrix
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .unreserve(slot, col);
+        // next gang placed here finds the cell free. With a shared domain the cell is freed in
+        // the domain (an error leaves it to the reclaim when the process leaves or dies).
+        match &shared.domain {
+            Some(d) => {
+                let _ = d.free_own_cell(slot, col);
+            }
+            None => {
+                shared
+                    .matrix
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .unreserve(slot, col);
+            }
+        }
     }
     // Only now may `shared` go (this may be the last reference). During thread exit OWNER is
     // being destroyed and drops its Arc itself.

@@ -27,8 +27,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 0..64 | header, 64-bit words: magic and layout version, columns, slots, participants, CPU fingerprint, tag generation |
-//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), reserved |
-//! | 128 + 64·p | participant `p`, 64-bit words: owner tag, acknowledged epoch, runnable-slot mask, reserved |
+//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), switch requests, reserved |
+//! | 128 + 64·p | participant `p`, 64-bit words: owner tag, acknowledged epoch, runnable-rows mask, used-rows mask, reserved |
 //! | 128 + 64·P + 8·(s·C + c) | cell (slot `s`, column `c`): owner (0 free, else `(p + 1) << 48 \| gang`) |
 //!
 //! with `P` = 64 participant slots, `S` = 64 rows (so that a set of rows fits one 64-bit mask)
@@ -61,7 +61,13 @@
 //! releases the lock. The scheduler reclaims every quantum, and every process does when it
 //! joins; so a dead process's cells are gone within a quantum of the next switch, and its
 //! slot is never waited for (a dead participant is never counted among those that must
-//! acknowledge a stop).
+//! acknowledge a stop; a scheduler waiting for acknowledgements also reclaims every 10 ms, so
+//! a participant killed during a stop holds it up that long at most).
+//!
+//! A scheduler that is dropped leaves the domain: it frees its cells, clears its record and
+//! gives its participant slot back (the leadership too, if it had it); its process's gang
+//! threads then run uncoordinated, as after dropping an in-process scheduler, and gangs can no
+//! longer be placed through it.
 //!
 //! # Cells and gangs
 //!
@@ -70,9 +76,17 @@
 //! process's own gang number. The process keeps its in-process structures (one `SlotCtl` per
 //! row, one `CellCtl` per cell, the [`switch`](crate::switch) protocol) indexed by the shared
 //! row and column numbers: its local view is the same matrix with only its own cells bound.
-//! Freeing a gang zeroes its cells, with the allocation lock held. Each process also publishes
-//! in its record the mask of rows where it has a runnable thread, which the scheduler ORs over
-//! live participants to skip idle rows, as the in-process scheduler skips idle slots.
+//! Freeing a gang zeroes its cells, with the allocation lock held, except a cell whose thread
+//! is still bound (its `Member` was forgotten): that thread frees it when it leaves, as an
+//! in-process reservation is kept. Each process publishes in its record the mask of rows
+//! where it has a cell (rewritten from the cells at each placement and freeing) and the mask
+//! of rows where it has a runnable thread (the bit is written from the row's runnable count
+//! whenever the count crosses zero, then the count is read again, so of threads changing the
+//! count at once the last one writes last). The scheduler ORs them over live participants:
+//! the used rows are rotated, the runnable ones preferred, idle ones skipped, as the
+//! in-process scheduler does with its slots. A participant whose running row lost its last
+//! runnable thread, or whose other row gained its first one, and any placement, freeing or
+//! `switch_now`, bumps `wake` and wakes the scheduler.
 //!
 //! # A switch from row A to row B
 //!
@@ -80,19 +94,22 @@
 //! even while `running` runs and odd while it is being stopped. The scheduler:
 //!
 //! 1. sets `epoch` to odd (stop `running`), then futex-wakes every process waiting on it;
-//! 2. waits until every live participant with a cell in A has stored that epoch in its record
-//!    (it futex-waits on `wake`, which each participant bumps and wakes after acknowledging,
-//!    with a short timeout as a safety net; dead participants are skipped; after the stop
-//!    timeout it gives up on a participant and counts a late stop);
+//! 2. waits until every live participant has stored that epoch in its record (it futex-waits
+//!    on `wake`, which each participant bumps and wakes after acknowledging, with a short
+//!    timeout as a safety net; dead participants are skipped; after the stop timeout it gives
+//!    up and counts a late stop). Every participant, not only those with a cell in A: a
+//!    process that places a gang in A during the stop would otherwise find A still running
+//!    (its watcher has not seen the odd epoch yet) and run the new gang beside B;
 //! 3. sets `running = B`, then `epoch` to the next even value, and futex-wakes.
 //!
-//! In every participant a watcher thread (the in-process scheduler thread, in follower mode)
-//! futex-waits on `epoch` (a shared futex: `FUTEX_WAIT`/`FUTEX_WAKE` without
+//! In every participant a watcher thread (the process's scheduler thread) futex-waits on
+//! `epoch` (a shared futex: `FUTEX_WAIT`/`FUTEX_WAKE` without
 //! `FUTEX_PRIVATE_FLAG`, on the mapped word, so the kernel keys it by the file page and every
 //! process mapping it waits on the same queue). On an odd epoch it stops its own threads of
-//! `running` with the in-process protocol (`stop_slot`: signals to its own threads only, wait
-//! for them to park) and then acknowledges; on an even epoch it starts `running` locally
-//! (`start_slot`). Both sides write the control words and acknowledgements `SeqCst`, and a
+//! row it runs with the in-process protocol (`stop_slot`: signals to its own threads only,
+//! waits for them to park) and then acknowledges; on an even epoch it starts `running`
+//! locally (`start_slot`). It reads `epoch` before `running` (the scheduler writes them in
+//! the other order), so an even epoch comes with its own row or a later one. Both sides write the control words and acknowledgements `SeqCst`, and a
 //! waiter re-reads `epoch` before it sleeps, so no wake-up is lost. So threads of row A in
 //! every process are parked before any thread of row B runs: exclusivity holds across
 //! processes, and no process ever signals another's threads.
@@ -100,7 +117,7 @@
 //! # Election and take-over
 //!
 //! Whoever holds the lock of byte 0 is the scheduler; every participant's watcher tries to take
-//! it (non-blocking) each quantum while it waits. A scheduler that dies loses the lock with its
+//! it (non-blocking) whenever it wakes, at least every quantum or 50 ms, whichever is shorter. A scheduler that dies loses the lock with its
 //! process; the first watcher to try afterwards, within one quantum, takes it and continues from
 //! the control words: an odd epoch means a stop was in flight, so it resumes at step 2 (the dead
 //! scheduler's own threads are dead too, and dead participants are not waited for); an even
@@ -111,22 +128,35 @@
 //!
 //! # How the in-process scheduler is reused
 //!
-//! The scheduler thread's loop becomes generic over where its matrix lives: a local matrix
-//! (today's `Shared` counters and mutex-guarded [`Matrix`](crate::Matrix)) or the shared
-//! domain. Placement and the "used / runnable" views are the two operations that differ; the
-//! switch itself (`stop_slot`, `start_slot`, the signal protocol and its inject points) is the
-//! same code, applied by each process to its own cells.
-
-// Status (issue 17): the file, participants, placement, reclaiming, the election and the
-// control-word switch (both sides) are built and tested here; the scheduler thread does not use
-// them yet (the watcher applying stop_slot/start_slot to the process's own cells, and the
-// builder option / ASAT_GANG=shared, are the next step), hence the allowance below.
-#![allow(dead_code)]
+//! A shared scheduler's thread runs the `watcher` module's loop instead of the in-process rotation:
+//! placement goes to the file instead of the process's [`Matrix`](crate::Matrix); the rows'
+//! used and runnable views come from the published masks instead of the process's slot
+//! counters; the rotation rule is the same pure function. The switch itself (`stop_slot`,
+//! `start_slot`, the signal protocol and its inject points) is the same code, applied by each
+//! process to its own cells, so everything the [`switch`](crate::switch) module says about a
+//! thread's side (parking, idle and blocking sections, deferred stops, foreign signals, fork)
+//! holds unchanged. Counters: each process counts the stops of its own threads as an
+//! in-process scheduler does; the leader also counts the switches it completed across
+//! processes and their time from the odd epoch to the last acknowledgement
+//! ([`GangStats::domain_switches`](crate::GangStats)).
+//!
+//! Not covered: processes whose schedulers have different CPU sets use different domains
+//! (the file name is the CPU set's fingerprint), so they are not coscheduled with each other;
+//! a participant that is stopped as a whole (`SIGSTOP`) is not dead, so each switch waits the
+//! stop timeout for it and counts a late stop.
 
 #[cfg(test)]
 mod kill_tests;
+#[cfg(test)]
+mod process_tests;
 mod rotation;
+#[cfg(test)]
+mod scheduler_tests;
 mod sys;
 mod table;
 #[cfg(test)]
 mod tests;
+mod watcher;
+
+pub(crate) use table::{Domain, SLOTS};
+pub(crate) use watcher::run;

@@ -1,16 +1,23 @@
 //! The cross-process switch on the control words, both sides (see "A switch from row A to row
 //! B" in the [module docs](super)): the scheduler's `begin_stop`, `wait_acks` and `start`, and
-//! a participant's `wait_change` and `ack`.
+//! a participant's `wait_change` and `ack`; the rows' used and runnable masks the scheduler
+//! rotates by, and the `wake` word that tells it something changed.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::sys::{shared_futex_wait, shared_futex_wake_all};
-use super::table::{Domain, C_EPOCH, C_RUNNING, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK, SLOTS};
+use super::table::{
+    Domain, C_EPOCH, C_REQUESTS, C_RUNNING, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK, R_RUNNABLE,
+    R_USED, SLOTS,
+};
 
 /// The longest single wait of the scheduler for acknowledgements (a safety net: every ack
 /// wakes it).
 const ACK_POLL: Duration = Duration::from_millis(1);
+/// While it waits for acknowledgements the scheduler looks for dead participants this often
+/// (a participant killed after the stop began never acknowledges it).
+const ACK_RECLAIM: Duration = Duration::from_millis(10);
 
 impl Domain {
     /// The control words: `epoch` (odd while `running` is being stopped) and the running row.
@@ -36,37 +43,36 @@ impl Domain {
         next
     }
 
-    /// Whether every listed participant with a cell in `row` has acknowledged the stop of
-    /// `epoch`. Unlisted (dead, reclaimed) participants are not waited for.
-    pub(crate) fn stop_acked(&self, epoch: u32, row: usize) -> bool {
-        let mut pending = [false; PARTICIPANTS];
-        for c in 0..self.columns() {
-            if let Some((p, _)) = self.cell(row, c) {
-                if p < PARTICIPANTS {
-                    pending[p] = true;
-                }
-            }
-        }
+    /// Whether every listed participant has acknowledged the stop of `epoch`. Unlisted
+    /// (dead, reclaimed, gone) participants are not waited for. Every participant, not only
+    /// those with a cell in the stopping row: one that places a gang in that row while the
+    /// stop is under way would otherwise start it beside the next row.
+    pub(crate) fn stop_acked(&self, epoch: u32) -> bool {
         (0..PARTICIPANTS).all(|p| {
-            !pending[p]
-                || !self.is_listed(p)
-                || self.record(p)[R_ACK].load(Ordering::SeqCst) == u64::from(epoch)
+            !self.is_listed(p) || self.record(p)[R_ACK].load(Ordering::SeqCst) == u64::from(epoch)
         })
     }
 
-    /// Scheduler, step 2: waits until [`stop_acked`](Self::stop_acked), at most `timeout`.
-    /// False if it gave up (a late stop).
-    pub(crate) fn wait_acks(&self, epoch: u32, row: usize, timeout: Duration) -> bool {
+    /// Scheduler, step 2: waits until [`stop_acked`](Self::stop_acked), at most `timeout`,
+    /// reclaiming dead participants meanwhile. False if it gave up (a late stop).
+    pub(crate) fn wait_acks(&self, epoch: u32, timeout: Duration) -> bool {
         let wake = &self.control()[C_WAKE];
         let start = Instant::now();
+        let mut reclaimed_at = Duration::ZERO;
         loop {
             let seen = wake.load(Ordering::SeqCst);
-            if self.stop_acked(epoch, row) {
+            if self.stop_acked(epoch) {
                 return true;
             }
-            let left = timeout.saturating_sub(start.elapsed());
+            let waited = start.elapsed();
+            let left = timeout.saturating_sub(waited);
             if left.is_zero() {
                 return false;
+            }
+            if waited >= reclaimed_at + ACK_RECLAIM {
+                reclaimed_at = waited;
+                let _ = self.reclaim_dead();
+                continue;
             }
             shared_futex_wait(wake, seen, Some(left.min(ACK_POLL)));
         }
@@ -92,8 +98,73 @@ impl Domain {
     /// `epoch` and wakes the scheduler.
     pub(crate) fn ack(&self, epoch: u32) {
         self.record(self.participant())[R_ACK].store(u64::from(epoch), Ordering::SeqCst);
+        self.poke();
+    }
+
+    /// This participant's last acknowledged epoch.
+    pub(crate) fn acked(&self) -> u32 {
+        self.record(self.participant())[R_ACK].load(Ordering::SeqCst) as u32
+    }
+
+    /// Tells the scheduler, whichever process it is in, that something changed (an
+    /// acknowledgement, a gang placed or freed, a row's runnable bit): bumps `wake` and wakes
+    /// its waiters.
+    pub(crate) fn poke(&self) {
         let wake = &self.control()[C_WAKE];
         wake.fetch_add(1, Ordering::SeqCst);
         shared_futex_wake_all(wake);
+    }
+
+    /// The `wake` word, for a scheduler about to sleep on it.
+    pub(crate) fn wake_seen(&self) -> u32 {
+        self.control()[C_WAKE].load(Ordering::SeqCst)
+    }
+
+    /// Scheduler: sleeps while `wake` is still `seen`, at most `timeout`.
+    pub(crate) fn wait_poke(&self, seen: u32, timeout: Option<Duration>) {
+        shared_futex_wait(&self.control()[C_WAKE], seen, timeout);
+    }
+
+    /// Wakes every watcher sleeping on `epoch` without changing it (they look again; used when
+    /// this process's watcher must notice it is shutting down).
+    pub(crate) fn wake_watchers(&self) {
+        shared_futex_wake_all(&self.control()[C_EPOCH]);
+    }
+
+    /// Asks the scheduler for a switch now (`switch_now` of any participant).
+    pub(crate) fn request_switch(&self) {
+        self.control()[C_REQUESTS].fetch_add(1, Ordering::SeqCst);
+        self.poke();
+    }
+
+    /// The count of switch requests.
+    pub(crate) fn requests(&self) -> u32 {
+        self.control()[C_REQUESTS].load(Ordering::SeqCst)
+    }
+
+    /// Sets or clears this participant's runnable bit of `row`.
+    pub(crate) fn set_runnable(&self, row: usize, on: bool) {
+        if row >= SLOTS {
+            return;
+        }
+        let w = &self.record(self.participant())[R_RUNNABLE];
+        if on {
+            w.fetch_or(1 << row, Ordering::SeqCst);
+        } else {
+            w.fetch_and(!(1 << row), Ordering::SeqCst);
+        }
+    }
+
+    /// The rows that hold a cell of a listed participant, and those where one has a runnable
+    /// thread (bit `s` for row `s`).
+    pub(crate) fn rows(&self) -> (u64, u64) {
+        let (mut used, mut runnable) = (0, 0);
+        for p in (0..PARTICIPANTS).filter(|&p| self.is_listed(p)) {
+            let r = self.record(p);
+            let u = r[R_USED].load(Ordering::SeqCst);
+            used |= u;
+            runnable |= u & r[R_RUNNABLE].load(Ordering::SeqCst);
+        }
+        (used, runnable)
     }
 }

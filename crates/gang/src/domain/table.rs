@@ -3,7 +3,7 @@
 //! scheduler election. The protocol is in the [module docs](super).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use asat_core::private_file::{PrivateDir, PrivateFile};
@@ -30,18 +30,23 @@ const W_GENERATION: usize = 5;
 const HEADER_WORDS: usize = 8;
 
 const CONTROL_AT: usize = 64;
-/// Control words (32-bit), see the module docs: `epoch` 0, `running` 1, `wake` 2, and the
-/// scheduler's participant number plus one (0: none).
+/// Control words (32-bit), see the module docs: `epoch` 0, `running` 1, `wake` 2, the
+/// scheduler's participant number plus one (0: none) 3, switch requests 4.
 pub(crate) const C_EPOCH: usize = 0;
 pub(crate) const C_RUNNING: usize = 1;
 pub(crate) const C_WAKE: usize = 2;
 const C_SCHEDULER: usize = 3;
+pub(crate) const C_REQUESTS: usize = 4;
 const CONTROL_WORDS: usize = 16;
 
 const RECORDS_AT: usize = 128;
 const RECORD_WORDS: usize = 8;
 const R_TAG: usize = 0;
 pub(crate) const R_ACK: usize = 1;
+/// The rows where the participant has a runnable thread (bit `s` for row `s`).
+pub(crate) const R_RUNNABLE: usize = 2;
+/// The rows where the participant has a cell.
+pub(crate) const R_USED: usize = 3;
 
 const CELLS_AT: usize = RECORDS_AT + PARTICIPANTS * RECORD_WORDS * 8;
 
@@ -92,12 +97,26 @@ pub(crate) struct Domain {
     /// Serialises this process's placements and reclaims (the OFD locks belong to the open
     /// file description, which the process's threads share, so they do not).
     ops: Mutex<()>,
+    /// Set once the participant slot is given back ([`leave`](Self::leave)): from then on
+    /// this copy places and frees nothing.
+    left: AtomicBool,
 }
 
 impl Domain {
     /// Opens (creating when missing) the domain of `cpus` in `dir`, or in the user's own
     /// folder when `dir` is `None`, and claims a participant slot.
     pub(crate) fn open(dir: Option<&Path>, cpus: &[usize]) -> Result<Self, Error> {
+        Self::open_as(dir, cpus, true)
+    }
+
+    /// An observer of the domain in `dir`: maps and checks it, claims no participant slot
+    /// (so no stop waits for it), and changes nothing on drop.
+    #[cfg(test)]
+    pub(crate) fn observe(dir: &Path, cpus: &[usize]) -> Result<Self, Error> {
+        Self::open_as(Some(dir), cpus, false)
+    }
+
+    fn open_as(dir: Option<&Path>, cpus: &[usize], claim: bool) -> Result<Self, Error> {
         let columns = cpus.len();
         if columns == 0 || columns > MAX_COLUMNS {
             return Err(Error::cpus(format!(
@@ -112,10 +131,10 @@ impl Domain {
         let file = dir
             .open_file(&file_name(cpus), file_size(columns) as u64)
             .map_err(Error::domain_file)?;
-        Self::create(file, columns, fingerprint(cpus))
+        Self::create(file, columns, fingerprint(cpus), claim)
     }
 
-    fn create(file: PrivateFile, columns: usize, fp: u64) -> Result<Self, Error> {
+    fn create(file: PrivateFile, columns: usize, fp: u64, claim: bool) -> Result<Self, Error> {
         let path = file.path().to_owned();
         let map = SharedMap::map(file.into_file(), file_size(columns))
             .map_err(|e| Error::domain(&path, "cannot map the file", Some(e)))?;
@@ -156,8 +175,11 @@ impl Domain {
             tag,
             creator: std::process::id(),
             ops: Mutex::new(()),
+            left: AtomicBool::new(false),
         };
-        d.participant = d.claim()?;
+        if claim {
+            d.participant = d.claim()?;
+        }
         Ok(d)
     }
 
@@ -259,11 +281,13 @@ impl Domain {
         self.participant
     }
 
+    #[cfg(test)]
     /// The domain's columns (CPUs).
     pub(crate) fn columns(&self) -> usize {
         self.columns
     }
 
+    #[cfg(test)]
     /// The file of the domain.
     pub(crate) fn path(&self) -> &Path {
         &self.path
@@ -277,6 +301,7 @@ impl Domain {
         )
     }
 
+    #[cfg(test)]
     /// The process ids of the listed participants, by participant slot.
     pub(crate) fn owners(&self) -> Vec<u32> {
         (0..PARTICIPANTS)
@@ -285,6 +310,7 @@ impl Domain {
             .collect()
     }
 
+    #[cfg(test)]
     /// The owner of cell (`slot`, `column`): participant and gang number, or `None` if free.
     pub(crate) fn cell(&self, slot: usize, column: usize) -> Option<(usize, u64)> {
         let v = self.cells()[slot * self.columns + column].load(Ordering::Acquire);
@@ -298,9 +324,16 @@ impl Domain {
         if n == 0 || n > self.columns {
             return Err(Error::gang_too_wide(n, self.columns));
         }
-        let value = ((self.participant as u64 + 1) << GANG_BITS) | (gang & GANG_MASK);
+        let value = self.value(gang);
         let _ops = self.ops();
-        let _lock = self.allocation_lock()?;
+        if self.has_left() {
+            return Err(Error::domain(
+                &self.path,
+                "this scheduler has left the domain (it was dropped)",
+                None,
+            ));
+        }
+        let lock = self.allocation_lock()?;
         let cells = self.cells();
         for s in 0..SLOTS {
             let row = &cells[s * self.columns..(s + 1) * self.columns];
@@ -312,19 +345,35 @@ impl Domain {
                 for &c in &free {
                     row[c].store(value, Ordering::SeqCst);
                 }
+                self.publish_used(&lock);
                 return Ok((s, free));
             }
         }
         Err(Error::slots_full(SLOTS))
     }
 
-    /// Frees the cells of this process's gang `gang`. Returns how many it freed.
-    pub(crate) fn free(&self, gang: u64) -> Result<usize, Error> {
-        let value = ((self.participant as u64 + 1) << GANG_BITS) | (gang & GANG_MASK);
+    /// The cell value of this participant's gang `gang`.
+    fn value(&self, gang: u64) -> u64 {
+        ((self.participant as u64 + 1) << GANG_BITS) | (gang & GANG_MASK)
+    }
+
+    /// Frees the cells of this process's gang `gang`, except those listed in `keep` (row,
+    /// column): cells whose thread is still bound, which it frees itself with
+    /// [`free_cell`](Self::free_cell) when it leaves. Returns how many it freed; nothing once
+    /// the participant has left the domain (its cells were freed then, and its slot may be
+    /// another's now).
+    pub(crate) fn free(&self, gang: u64, keep: &[(usize, usize)]) -> Result<usize, Error> {
+        let value = self.value(gang);
         let _ops = self.ops();
-        let _lock = self.allocation_lock()?;
+        if self.has_left() {
+            return Ok(0);
+        }
+        let lock = self.allocation_lock()?;
         let mut freed = 0;
-        for cell in self.cells() {
+        for (i, cell) in self.cells().iter().enumerate() {
+            if keep.contains(&(i / self.columns, i % self.columns)) {
+                continue;
+            }
             if cell
                 .compare_exchange(value, 0, Ordering::SeqCst, Ordering::Acquire)
                 .is_ok()
@@ -332,7 +381,66 @@ impl Domain {
                 freed += 1;
             }
         }
+        self.publish_used(&lock);
         Ok(freed)
+    }
+
+    /// Frees one cell of this participant's (a kept cell whose thread leaves); nothing if the
+    /// cell is another's or the participant has left.
+    pub(crate) fn free_own_cell(&self, row: usize, column: usize) -> Result<(), Error> {
+        let _ops = self.ops();
+        if self.has_left() || row >= SLOTS || column >= self.columns {
+            return Ok(());
+        }
+        let lock = self.allocation_lock()?;
+        let cell = &self.cells()[row * self.columns + column];
+        let v = cell.load(Ordering::Acquire);
+        if v >> GANG_BITS == self.participant as u64 + 1 {
+            let _ = cell.compare_exchange(v, 0, Ordering::SeqCst, Ordering::Acquire);
+        }
+        self.publish_used(&lock);
+        Ok(())
+    }
+
+    /// Writes this participant's used-rows mask from its cells. With the allocation lock
+    /// (and the process's `ops`) held.
+    fn publish_used(&self, _lock: &AllocationLock<'_>) {
+        let me = self.participant as u64 + 1;
+        let mut mask = 0u64;
+        for (i, cell) in self.cells().iter().enumerate() {
+            if cell.load(Ordering::Acquire) >> GANG_BITS == me {
+                mask |= 1 << (i / self.columns);
+            }
+        }
+        self.record(self.participant)[R_USED].store(mask, Ordering::SeqCst);
+    }
+
+    /// Whether this copy has given its participant slot back.
+    pub(crate) fn has_left(&self) -> bool {
+        self.left.load(Ordering::SeqCst)
+    }
+
+    /// Gives the participant slot back: stops being the scheduler, frees this participant's
+    /// cells, clears its record and releases its lock. Idempotent; also done on drop. In a
+    /// child forked without `exec` it does nothing (the slot is the parent's).
+    pub(crate) fn leave(&self) {
+        if std::process::id() != self.creator || self.participant >= PARTICIPANTS {
+            return;
+        }
+        let _ops = self.ops();
+        if self.left.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.resign();
+        let p = self.participant;
+        let rec = self.record(p);
+        rec[R_TAG].store(RECLAIMING, Ordering::SeqCst);
+        if let Ok(lock) = self.allocation_lock() {
+            self.free_cells_of(p, &lock);
+        }
+        self.clear_record(p);
+        rec[R_TAG].store(0, Ordering::SeqCst);
+        let _ = self.map.unlock(LOCK_PARTICIPANT + p);
     }
 
     /// Frees the participant slots, and cells, of dead processes (see the module docs).
@@ -404,6 +512,7 @@ impl Domain {
         Ok(elected)
     }
 
+    #[cfg(test)]
     /// The participant slot whose record names process `pid`, if any.
     pub(crate) fn participant_of(&self, pid: u32) -> Option<usize> {
         (0..PARTICIPANTS).find(|&p| {
@@ -411,6 +520,7 @@ impl Domain {
         })
     }
 
+    #[cfg(test)]
     /// The participant that last became the scheduler, as the control word says (advisory:
     /// the lock decides; a dead scheduler's number stays until another takes over).
     pub(crate) fn scheduler(&self) -> Option<usize> {
@@ -447,21 +557,8 @@ impl Drop for AllocationLock<'_> {
 
 impl Drop for Domain {
     fn drop(&mut self) {
-        if std::process::id() != self.creator || self.participant >= PARTICIPANTS {
-            // A forked child's copy (the slot and its locks are the parent's), or a failed
-            // claim.
-            return;
-        }
-        self.resign();
-        let p = self.participant;
-        let _ops = self.ops();
-        let rec = self.record(p);
-        rec[R_TAG].store(RECLAIMING, Ordering::SeqCst);
-        if let Ok(lock) = self.allocation_lock() {
-            self.free_cells_of(p, &lock);
-        }
-        self.clear_record(p);
-        rec[R_TAG].store(0, Ordering::SeqCst);
-        let _ = self.map.unlock(LOCK_PARTICIPANT + p);
+        // (Nothing in a forked child's copy, whose slot and locks are the parent's, or after a
+        // failed claim.)
+        self.leave();
     }
 }

@@ -64,8 +64,8 @@ fn placement_is_first_fit_across_participants_and_freed() {
     assert_eq!(a.cell(0, 3), Some((b.participant(), 1)));
     assert_eq!(a.cell(1, 2), None);
     // Each frees only its own gang.
-    assert_eq!(a.free(1).unwrap(), 0);
-    assert_eq!(b.free(1).unwrap(), 1);
+    assert_eq!(a.free(1, &[]).unwrap(), 0);
+    assert_eq!(b.free(1, &[]).unwrap(), 1);
     assert_eq!(a.cell(0, 3), None);
     let e = a.allocate(5, 9).unwrap_err().to_string();
     assert!(e.contains("does not fit 4 processors"), "{e}");
@@ -206,7 +206,7 @@ fn hostile_or_broken_files_are_clear_errors() {
 }
 
 #[test]
-fn a_stop_waits_for_the_acks_of_the_rows_live_participants() {
+fn a_stop_waits_for_the_acks_of_every_live_participant() {
     use std::sync::atomic::AtomicBool;
     use std::time::{Duration, Instant};
 
@@ -216,6 +216,14 @@ fn a_stop_waits_for_the_acks_of_the_rows_live_participants() {
     let c = Domain::open(Some(dir.path()), &CPUS).unwrap();
     assert_eq!(b.allocate(4, 1).unwrap().0, 0);
     assert_eq!(c.allocate(4, 1).unwrap().0, 1);
+    assert_eq!(a.rows(), (0b11, 0), "both rows used, none runnable");
+    c.set_runnable(1, true);
+    c.set_runnable(5, true);
+    assert_eq!(
+        a.rows(),
+        (0b11, 0b10),
+        "a runnable bit counts only in a used row"
+    );
     let (running, stopped, done) = (
         AtomicBool::new(false),
         AtomicBool::new(false),
@@ -229,27 +237,38 @@ fn a_stop_waits_for_the_acks_of_the_rows_live_participants() {
         }
     };
     std::thread::scope(|s| {
-        // b's watcher: runs row 0 when told, "stops" its threads and acknowledges.
-        s.spawn(|| {
-            while !done.load(Ordering::SeqCst) {
-                let (e, row) = b.switch_state();
-                if row == Some(0) {
+        // b's and c's watchers: b runs row 0 when told, "stops" its threads and acknowledges;
+        // c, with nothing in row 0, acknowledges every stop.
+        for (d, row) in [(&b, Some(0)), (&c, None)] {
+            let (running, stopped, done) = (&running, &stopped, &done);
+            s.spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    let (e, now) = d.switch_state();
                     if e % 2 == 0 {
-                        running.store(true, Ordering::SeqCst);
-                    } else if running.swap(false, Ordering::SeqCst) {
-                        stopped.store(true, Ordering::SeqCst);
-                        b.ack(e);
+                        if row.is_some() && now == row {
+                            running.store(true, Ordering::SeqCst);
+                        }
+                    } else if d.acked() != e {
+                        if row.is_some() && running.swap(false, Ordering::SeqCst) {
+                            stopped.store(true, Ordering::SeqCst);
+                        }
+                        d.ack(e);
                     }
+                    d.wait_change(e, Duration::from_millis(10));
                 }
-                b.wait_change(e, Duration::from_millis(10));
-            }
-        });
+            });
+        }
         a.start(Some(0));
         assert_eq!(a.switch_state().1, Some(0));
         wait("b runs row 0", &running);
         let e = a.begin_stop();
         assert_eq!(e % 2, 1);
-        assert!(a.wait_acks(e, 0, Duration::from_secs(30)));
+        assert!(
+            !a.wait_acks(e, Duration::from_millis(20)),
+            "the scheduler's own participant has not acknowledged"
+        );
+        a.ack(e);
+        assert!(a.wait_acks(e, Duration::from_secs(30)));
         assert!(
             stopped.load(Ordering::SeqCst),
             "acknowledged only once stopped"
@@ -257,13 +276,16 @@ fn a_stop_waits_for_the_acks_of_the_rows_live_participants() {
         a.start(Some(1));
         done.store(true, Ordering::SeqCst);
     });
-    // c never acknowledges: the stop of row 1 cannot complete while c is listed ...
+    // c's watcher is gone: the next stop cannot complete while c is listed ...
     let e = a.begin_stop();
-    assert!(!a.wait_acks(e, 1, Duration::from_millis(20)));
-    assert!(!a.stop_acked(e, 1));
+    a.ack(e);
+    b.ack(e);
+    assert!(!a.wait_acks(e, Duration::from_millis(20)));
+    assert!(!a.stop_acked(e));
     // ... and completes once c is gone (dropped here; killed, it would be reclaimed).
     drop(c);
-    assert!(a.stop_acked(e, 1));
+    assert!(a.stop_acked(e));
     a.start(None);
     assert_eq!(a.switch_state(), (e.wrapping_add(1), None));
+    assert_eq!(a.rows(), (0b1, 0), "c's row and bits are gone with it");
 }
