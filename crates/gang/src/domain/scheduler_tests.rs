@@ -130,3 +130,67 @@ fn an_orphaned_cell_stays_taken_until_its_thread_leaves() {
         "the thread freed its cell as it left: {left:?}"
     );
 }
+
+/// A gang thread may be stopped while it places a gang, holding the process's placement mutex
+/// and the domain's allocation lock; the scheduler thread (leader or not) must never wait for
+/// either, or the rotation that would resume the holder stops. Two schedulers of one process,
+/// a 1-CPU domain, a quantum of 1 ms: one gang's thread places and frees gangs through both
+/// schedulers all the time while the other gang's thread spins.
+#[test]
+fn a_thread_stopped_while_placing_a_gang_does_not_stop_the_rotation() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = TempDir::new("placing");
+    let build = || {
+        GangScheduler::builder()
+            .shared_dir(&dir.0)
+            .cpus([0].into_iter().collect())
+            .quantum(Duration::from_millis(1))
+            .stop_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (build(), build());
+    let (ga, gb) = (a.gang(1).unwrap(), b.gang(1).unwrap());
+    let stop = AtomicBool::new(false);
+    let (placed, spun) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _m = ga.join(0).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                drop(a.gang(1).unwrap());
+                drop(b.gang(1).unwrap());
+                placed.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        s.spawn(|| {
+            let _m = gb.join(0).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                spun.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        // Both gangs progress through many switches (a deadlocked rotation stops one of them
+        // for good: then this times out).
+        let start = Instant::now();
+        let mut seen = (0, 0);
+        let mut rounds = 0;
+        while rounds < 200 {
+            std::thread::sleep(Duration::from_millis(2));
+            let now = (placed.load(Ordering::Relaxed), spun.load(Ordering::Relaxed));
+            if now.0 > seen.0 && now.1 > seen.1 {
+                rounds += 1;
+                seen = now;
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                // The gang threads cannot be joined (one is parked for good): end the test
+                // process with the failure.
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the rotation stopped after {rounds} rounds: {now:?}"
+                );
+                std::process::exit(101);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+}

@@ -214,6 +214,15 @@ impl Domain {
         Ok(AllocationLock(&self.map))
     }
 
+    /// The allocation lock if no one holds it now, without waiting.
+    fn try_allocation_lock(&self) -> Result<Option<AllocationLock<'_>>, Error> {
+        let got = self
+            .map
+            .try_lock(LOCK_ALLOCATION)
+            .map_err(|e| self.os_error("cannot lock the matrix", e))?;
+        Ok(got.then_some(AllocationLock(&self.map)))
+    }
+
     /// Frees every cell owned by participant `p` (or by no valid participant). With the
     /// allocation lock held.
     fn free_cells_of(&self, p: usize, _lock: &AllocationLock<'_>) -> usize {
@@ -446,11 +455,20 @@ impl Domain {
     /// Frees the participant slots, and cells, of dead processes (see the module docs).
     /// Returns how many participants it reclaimed. In a child forked without `exec` it does
     /// nothing.
+    ///
+    /// It never waits for a lock: the scheduler thread calls it, and a gang thread stopped
+    /// while placing a gang holds this process's `ops` and the domain's allocation lock until
+    /// its row runs again, which only the scheduler thread can bring about. When either is
+    /// held it does nothing this time (it is called again at the next quantum).
     pub(crate) fn reclaim_dead(&self) -> Result<usize, Error> {
         if std::process::id() != self.creator {
             return Ok(0);
         }
-        let _ops = self.ops();
+        let _ops = match self.ops.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(0),
+        };
         let mut reclaimed = 0;
         for p in 0..PARTICIPANTS {
             if p == self.participant || self.record(p)[R_TAG].load(Ordering::Acquire) == 0 {
@@ -461,21 +479,23 @@ impl Domain {
                 continue;
             }
             let rec = self.record(p);
+            let lock = match self.try_allocation_lock() {
+                Ok(Some(lock)) => lock,
+                other => {
+                    // Held by a placement (perhaps stopped): next time.
+                    let _ = self.map.unlock(LOCK_PARTICIPANT + p);
+                    return other.map(|_| reclaimed);
+                }
+            };
             if rec[R_TAG].load(Ordering::Acquire) != 0 {
                 rec[R_TAG].store(RECLAIMING, Ordering::SeqCst);
-                let freed = self
-                    .allocation_lock()
-                    .map(|lock| self.free_cells_of(p, &lock));
-                if freed.is_ok() {
-                    self.clear_record(p);
-                    rec[R_TAG].store(0, Ordering::SeqCst);
-                    reclaimed += 1;
-                }
-                let _ = self.map.unlock(LOCK_PARTICIPANT + p);
-                freed?;
-            } else {
-                let _ = self.map.unlock(LOCK_PARTICIPANT + p);
+                self.free_cells_of(p, &lock);
+                self.clear_record(p);
+                rec[R_TAG].store(0, Ordering::SeqCst);
+                reclaimed += 1;
             }
+            drop(lock);
+            let _ = self.map.unlock(LOCK_PARTICIPANT + p);
         }
         Ok(reclaimed)
     }

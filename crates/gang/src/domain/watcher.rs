@@ -23,10 +23,11 @@ pub(crate) fn run(sh: &Shared, d: &Domain) {
         let (seen_epoch, _) = d.switch_state();
         let seen_wake = d.wake_seen();
         if sh.shutdown.load(Ordering::SeqCst) {
-            // Not a participant any more (nobody waits for this process's acknowledgements,
-            // another takes the leadership), and every thread of this process runs.
-            d.leave();
+            // Every thread of this process runs (first: a thread stopped while placing a gang
+            // holds the locks `leave` takes), then it is no participant any more (nobody waits
+            // for its acknowledgements, another takes the leadership).
             sh.release_all();
+            d.leave();
             return;
         }
         follow(sh, d, &mut local);
