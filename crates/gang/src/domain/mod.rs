@@ -140,6 +140,14 @@
 //! processes and their time from the odd epoch to the last acknowledgement
 //! ([`GangStats::domain_switches`](crate::GangStats)).
 //!
+//! As in one process, the scheduler thread never waits for a lock (see "Why a stopped thread
+//! holding a lock cannot deadlock the process" in [`switch`](crate::switch)): a gang thread
+//! stopped while it places or frees a gang holds its process's placement mutex and the
+//! domain's allocation lock until its row runs again, which only the rotation brings about.
+//! So the scheduler thread only tries them (reclaiming skips a round when either is held), and
+//! at shutdown it releases its process's threads before it leaves the domain. A gang thread
+//! that waits for the allocation lock waits, as for any lock, until the holder's row runs.
+//!
 //! Not covered: processes whose schedulers have different CPU sets use different domains
 //! (the file name is the CPU set's fingerprint), so they are not coscheduled with each other;
 //! a participant that is stopped as a whole (`SIGSTOP`) is not dead, so each switch waits the
