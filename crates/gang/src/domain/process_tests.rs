@@ -227,6 +227,9 @@ fn a_killed_scheduling_process_is_replaced_and_its_cells_freed() {
     let killed_at = sys::now_ns();
     drop(procs.remove(leader)); // SIGKILL, then reaped
     let survivors: Vec<u32> = procs.iter().map(|p| p.0.id()).collect();
+    let took_over = wait_for("a live process leads the domain", || {
+        observer.scheduler().is_some_and(|p| p != dead)
+    });
     let went_on = wait_for("both other processes run again, in turn", || {
         survivors.iter().all(|&pid| {
             intervals(&dir.0, pid)
@@ -245,8 +248,23 @@ fn a_killed_scheduling_process_is_replaced_and_its_cells_freed() {
                     .all(|(s, c)| observer.cell(s, c).is_none_or(|(p, _)| p != dead))
         },
     );
-    assert!(observer.scheduler().is_some_and(|p| p != dead));
-    eprintln!("the others ran in turn again {went_on:?} after the kill (quantum {QUANTUM:?})");
+    // When each survivor first ran after the kill (0 if it was running then).
+    let resumed: Vec<Duration> = survivors
+        .iter()
+        .map(|&pid| {
+            let first = intervals(&dir.0, pid)
+                .iter()
+                .filter(|(_, b)| *b > killed_at)
+                .map(|(a, _)| a.saturating_sub(killed_at))
+                .min()
+                .unwrap();
+            Duration::from_nanos(first)
+        })
+        .collect();
+    eprintln!(
+        "take-over {took_over:?} after the kill; the survivors ran again {resumed:?} after \
+         it; both had run twice after {went_on:?} (quantum {QUANTUM:?})"
+    );
     let traces: Vec<_> = survivors.iter().map(|&p| intervals(&dir.0, p)).collect();
     assert_eq!(overlap(&traces[0], &traces[1]), 0, "still exclusive");
 }
