@@ -1,5 +1,7 @@
 //! Parallel iterators over slices, `Vec`s and arrays: `par_iter`, `par_iter_mut`,
-//! `par_chunks`, `par_chunks_mut`, their `_exact` forms, and `par_windows`.
+//! `par_chunks`, `par_rchunks`, their `_mut` and `_exact` forms, `par_windows`, `par_split`,
+//! `par_split_inclusive`, `par_chunk_by` and their `_mut` forms (see [`split`](mod@split) for
+//! how those are split).
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -7,9 +9,15 @@ use std::ops::Range;
 use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::RawSlice;
 use crate::sort::{self, Kind};
+
+mod rchunks;
+pub mod split;
+
 use crate::{
     IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
 };
+pub use rchunks::{RChunks, RChunksExact, RChunksMut};
+pub use split::{ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut};
 
 /// `par_iter()` over a slice: `&T` items.
 #[derive(Clone, Debug)]
@@ -326,6 +334,71 @@ pub trait ParallelSlice<T: Sync> {
             size,
         }
     }
+
+    /// Chunks of `size` elements counted from the end, the last one (at the front) shorter if
+    /// `size` does not divide the length (std's `rchunks`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
+        check_size("par_rchunks", size);
+        RChunks {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+
+    /// The full chunks of `size` elements counted from the end; the front elements left over
+    /// are `remainder()` (std's `rchunks_exact`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        check_size("par_rchunks_exact", size);
+        let slice = self.as_parallel_slice();
+        let (rem, whole) = slice.split_at(slice.len() % size);
+        RChunksExact {
+            chunks: RChunks { slice: whole, size },
+            rem,
+        }
+    }
+
+    /// The subslices between the elements `separator` holds for (std's `split`).
+    fn par_split<P>(&self, separator: P) -> Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::SplitBy {
+            slice: self.as_parallel_slice(),
+            sep: separator,
+        }
+    }
+
+    /// The subslices each ending with an element `separator` holds for, the last one perhaps
+    /// without (std's `split_inclusive`).
+    fn par_split_inclusive<P>(&self, separator: P) -> SplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::SplitBy {
+            slice: self.as_parallel_slice(),
+            sep: separator,
+        }
+    }
+
+    /// The runs of elements in which `pred` holds for each pair of neighbours (std's
+    /// `chunk_by`).
+    fn par_chunk_by<F>(&self, pred: F) -> ChunkBy<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkBy {
+            slice: self.as_parallel_slice(),
+            pred,
+        }
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
@@ -387,6 +460,64 @@ pub trait ParallelSliceMut<T: Send> {
             raw: RawSlice::new(&mut slice[..whole]),
             size,
         }
+    }
+
+    /// Mutable chunks of `size` elements counted from the end, the last one (at the front)
+    /// shorter if `size` does not divide the length (std's `rchunks_mut`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        check_size("par_rchunks_mut", size);
+        RChunksMut {
+            raw: RawSlice::new(self.as_parallel_slice_mut()),
+            size,
+        }
+    }
+
+    /// The full mutable chunks of `size` elements counted from the end (the front elements
+    /// left over, fewer than `size`, are left out: take them by index).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        check_size("par_rchunks_exact_mut", size);
+        let slice = self.as_parallel_slice_mut();
+        let rem = slice.len() % size;
+        RChunksMut {
+            raw: RawSlice::new(&mut slice[rem..]),
+            size,
+        }
+    }
+
+    /// The mutable subslices between the elements `separator` holds for (std's
+    /// `split_mut`); an indexed iterator, whose pieces are found on first use (see
+    /// [`split`](mod@split)).
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Separators(separator))
+    }
+
+    /// The mutable subslices each ending with an element `separator` holds for, the last one
+    /// perhaps without (std's `split_inclusive_mut`; see [`split`](mod@split)).
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Separators(separator))
+    }
+
+    /// The mutable runs of elements in which `pred` holds for each pair of neighbours (std's
+    /// `chunk_by_mut`; see [`split`](mod@split)).
+    fn par_chunk_by_mut<F>(&mut self, pred: F) -> ChunkByMut<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Runs(pred))
     }
 
     /// Sorts the slice, stably (rayon's `par_sort`; std's `sort`).
