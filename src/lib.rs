@@ -30,5 +30,7 @@ pub use asat_core::*;
 pub use asat_gang as gang;
 pub use asat_implicit as implicit;
 pub use asat_iter as iter;
-pub use asat_iter::{prelude, scope, slice, str, Scope};
+pub use asat_iter::{
+    in_place_scope, in_place_scope_fifo, prelude, scope, scope_fifo, slice, str, Scope, ScopeFifo,
+};
 pub use asat_pools as pools;

@@ -111,6 +111,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn iter_scope_variants_run_every_job() {
+                    super::iter_extra::iter_scope_variants(&rt());
+                }
+
+                #[test]
                 fn iter_slice_and_string_sources_equal_std() {
                     super::iter_extra::iter_strings(&rt());
                 }

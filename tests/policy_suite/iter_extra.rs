@@ -209,3 +209,64 @@ pub fn iter_strings(rt: &Runtime) {
     });
     super::every_index_runs_once(rt);
 }
+
+/// `scope_fifo`, `in_place_scope`, `in_place_scope_fifo` and the runtime's scope methods run
+/// every job, nested spawns included, keep `op` on the caller and re-raise a job's panic once
+/// the others have run; the runtime stays usable.
+pub fn iter_scope_variants(rt: &Runtime) {
+    use asat::prelude::ThreadPoolScopes;
+    use std::rc::Rc;
+    let caller = std::thread::current().id();
+    let hits: Vec<AtomicUsize> = (0..200).map(|_| AtomicUsize::new(0)).collect();
+    let local = Rc::new(3); // stays on the caller
+    let r = rt.in_place_scope(|s| {
+        assert_eq!(std::thread::current().id(), caller);
+        for (i, h) in hits.iter().enumerate() {
+            s.spawn(move |s| {
+                if i % 2 == 0 {
+                    s.spawn(move |_| {
+                        h.fetch_add(1, Ordering::Relaxed);
+                    });
+                } else {
+                    h.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        Rc::clone(&local)
+    });
+    assert_eq!(*r, 3);
+    assert!(hits.iter().all(|h| h.swap(0, Ordering::Relaxed) == 1));
+    rt.scope_fifo(|s| {
+        for h in &hits {
+            s.spawn_fifo(move |s| {
+                s.spawn_fifo(move |_| {
+                    h.fetch_add(1, Ordering::Relaxed);
+                })
+            });
+        }
+    });
+    assert!(hits.iter().all(|h| h.swap(0, Ordering::Relaxed) == 1));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        rt.in_place_scope_fifo(|s| {
+            for (i, h) in hits.iter().enumerate() {
+                s.spawn_fifo(move |_| {
+                    h.fetch_add(1, Ordering::Relaxed);
+                    if i == 150 {
+                        panic!("job 150");
+                    }
+                });
+            }
+        })
+    }));
+    assert_eq!(*r.unwrap_err().downcast_ref::<&str>().unwrap(), "job 150");
+    assert!(hits.iter().all(|h| h.swap(0, Ordering::Relaxed) == 1));
+    let n = rt.scope(|s| {
+        s.spawn(|_| {
+            hits[0].fetch_add(1, Ordering::Relaxed);
+        });
+        7
+    });
+    assert_eq!((n, hits[0].load(Ordering::Relaxed)), (7, 1));
+    super::every_index_runs_once(rt);
+    super::members_meet_at_barriers(rt);
+}

@@ -57,16 +57,19 @@
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
 //!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
-//! - [`scope()`] and [`Scope::spawn`]: spawned jobs run on the team of one region, from a shared
-//!   queue (see [`scope`](mod@scope) for the design and its limits).
+//! - [`scope()`] and [`Scope::spawn`], [`scope_fifo`] and [`ScopeFifo::spawn_fifo`],
+//!   [`in_place_scope`], [`in_place_scope_fifo`]: spawned jobs run on the team of one region,
+//!   from a shared queue, starting in spawn order; `op` runs on the calling thread (see
+//!   [`scope`](mod@scope) for the design and its limits). [`ThreadPoolScopes`] (in the
+//!   prelude) gives a [`ThreadPool`] rayon's `scope`, `scope_fifo`, `in_place_scope` and
+//!   `in_place_scope_fifo` methods.
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): hash-map and other collections' `par_iter`; `scope_fifo`,
-//! `in_place_scope`, `spawn_broadcast`, `ThreadPool::scope` (write
-//! `pool.install(|| scope(...))`), `ThreadPool::spawn` and `rayon::spawn` (work detached from
-//! any call has no region to run in); the less used adapters and terminals (`find_map_*`,
+//! Not here (yet): hash-map and other collections' `par_iter`; `spawn_broadcast`,
+//! `ThreadPool::broadcast`, `ThreadPool::spawn`, `rayon::spawn` and `spawn_fifo` (work
+//! detached from any call has no region to run in); the less used adapters and terminals (`find_map_*`,
 //! `update`, `intersperse`, `panic_fuse`, `fold_chunks`, `by_uniform_blocks`,
 //! `by_exponential_blocks`, `take_any_while`, `skip_any_while`, `collect_vec_list`,
 //! `unzip_into_vecs`, `par_drain`, `par_array_windows`), the plumbing traits
@@ -144,7 +147,9 @@ pub use extend::ParallelExtend;
 pub use indexed_iter::IndexedParallelIterator;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::ParallelIterator;
-pub use scope::{scope, Scope};
+pub use scope::{
+    in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo, ThreadPoolScopes,
+};
 pub use slice::{ParallelSlice, ParallelSliceMut};
 pub use str::ParallelString;
 pub use unzip::Either;
@@ -154,6 +159,6 @@ pub mod prelude {
     pub use crate::{
         FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
         IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelExtend,
-        ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
+        ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString, ThreadPoolScopes,
     };
 }
