@@ -116,6 +116,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn iter_collections_yield_their_items() {
+                    super::iter_extra::iter_collections(&rt());
+                }
+
+                #[test]
                 fn iter_slice_and_string_sources_equal_std() {
                     super::iter_extra::iter_strings(&rt());
                 }

@@ -270,3 +270,31 @@ pub fn iter_scope_variants(rt: &Runtime) {
     super::every_index_runs_once(rt);
     super::members_meet_at_barriers(rt);
 }
+
+/// The collections' parallel iterators yield their items (in order where the collection has
+/// one) and update every value once.
+pub fn iter_collections(rt: &Runtime) {
+    use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+    rt.install(|| {
+        let mut m: HashMap<u32, u64> = (0..5000).map(|i| (i, u64::from(i))).collect();
+        m.par_iter_mut().for_each(|(k, v)| *v += u64::from(*k));
+        assert!(m.iter().all(|(k, v)| *v == 2 * u64::from(*k)));
+        assert_eq!(
+            m.par_iter().map(|(_, v)| v).sum::<u64>(),
+            2 * 4999 * 5000 / 2
+        );
+        let set: HashSet<u32> = m.into_par_iter().map(|(k, _)| k % 100).collect();
+        assert_eq!(set.len(), 100);
+        let b: BTreeMap<u32, u32> = (0..3000).map(|i| (i, i * i)).collect();
+        let got: Vec<(&u32, &u32)> = b.par_iter().collect();
+        assert_eq!(got, b.iter().collect::<Vec<_>>());
+        let mut d: VecDeque<u32> = (0..3000).collect();
+        d.rotate_left(1234); // the ring wraps
+        d.par_iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = i as u32);
+        assert!(d.iter().copied().eq(0..3000));
+        assert_eq!(Some(7).into_par_iter().chain(None).sum::<i32>(), 7);
+    });
+    super::every_index_runs_once(rt);
+}

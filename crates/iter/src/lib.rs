@@ -21,7 +21,10 @@
 //! - Sources: `into_par_iter` on integer ranges (`a..b`, `a..=b`, all primitive integers up to
 //!   64 bits), on `Vec<T>` (moving the items), on `&[T]`, `&mut [T]`, `&Vec<T>`, `&mut Vec<T>`
 //!   and arrays, and on tuples of 2 to 8 indexed sources (`(&mut a, &b, &c).into_par_iter()`
-//!   yields tuples); `par_iter`, `par_iter_mut`.
+//!   yields tuples); `par_iter`, `par_iter_mut`; `into_par_iter`, `par_iter` and (where
+//!   rayon has it) `par_iter_mut` on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`,
+//!   `LinkedList`, `BinaryHeap`, `Option` and `Result` (the maps, sets and lists gather their
+//!   items into a `Vec` first, as rayon does: see [`collections`]).
 //! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
 //!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
 //!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
@@ -67,7 +70,7 @@
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): hash-map and other collections' `par_iter`; `spawn_broadcast`,
+//! Not here (yet): `spawn_broadcast`,
 //! `ThreadPool::broadcast`, `ThreadPool::spawn`, `rayon::spawn` and `spawn_fifo` (work
 //! detached from any call has no region to run in); the less used adapters and terminals (`find_map_*`,
 //! `update`, `intersperse`, `panic_fuse`, `fold_chunks`, `by_uniform_blocks`,
@@ -114,6 +117,7 @@ pub mod bridge;
 pub mod chain;
 pub mod cmp;
 mod collect;
+pub mod collections;
 pub mod drive;
 mod extend;
 pub mod flat_map;
