@@ -1,10 +1,12 @@
 //! Property tests of the adapters and terminal calls beyond the basic set: `fold_with`,
-//! `positions`, `position_last`, `chunks`, `interleave`, `interleave_shortest`, `while_some`,
-//! `take_any`, `skip_any`, `unzip`, `partition`, `partition_map` and the comparisons (`cmp`,
-//! `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's sequential chains give
-//! (the `_any` forms and `while_some` on unindexed iterators: as many items as std's `take`,
-//! `skip` or `map_while` would give, in order, from the right set), for random lengths,
-//! splitting hints and team sizes; owned items are dropped once.
+//! `positions`, `position_last`, `find_map_any`, `find_map_first`, `find_map_last`, `update`,
+//! `chunks`, `interleave`, `interleave_shortest`, `while_some`, `take_any`, `skip_any`, `unzip`,
+//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map` and the comparisons
+//! (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's sequential chains
+//! give, for random lengths, splitting hints and team sizes. Where timing decides (the `_any`
+//! forms on unindexed iterators, `while_some` after a `None`), the items are an in-order
+//! subsequence of the right ones, as many as std's `take` or `skip` would give for the `_any`
+//! forms. Owned items are dropped once.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles).
@@ -53,6 +55,25 @@ proptest! {
             let got: Vec<Vec<i64>> = s.split(v.par_iter().copied().rev().chunks(size)).collect();
             let rev: Vec<i64> = v.iter().rev().copied().collect();
             prop_assert_eq!(got, rev.chunks(size).map(<[i64]>::to_vec).collect::<Vec<_>>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn find_maps_and_update_equal_std(v in values(-1000..1000), s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let big = |x: &i64| (*x > 900).then_some(x * 2);
+            let want: Vec<i64> = v.iter().filter_map(big).collect();
+            prop_assert_eq!(s.split(v.par_iter()).find_map_first(big), want.first().copied());
+            prop_assert_eq!(s.split(v.par_iter()).find_map_last(big), want.last().copied());
+            let any = s.split(v.par_iter()).find_map_any(big);
+            prop_assert!(any.is_none() == want.is_empty() && any.is_none_or(|x| want.contains(&x)));
+            let got: Vec<i64> = s.split(v.par_iter().copied()).update(|x| *x -= 1).rev().collect();
+            prop_assert_eq!(got, v.iter().rev().map(|x| x - 1).collect::<Vec<_>>());
+            let got: Vec<String> = s.split(v.par_iter()).filter(|x| **x > 0).map(|x| x.to_string())
+                .update(|t| t.push('!'))
+                .collect();
+            prop_assert_eq!(got, v.iter().filter(|x| **x > 0).map(|x| format!("{x}!")).collect::<Vec<_>>());
             Ok(())
         })?;
     }
@@ -143,6 +164,14 @@ proptest! {
             let (l, r): (Vec<i64>, Vec<String>) = s.split(v.par_iter()).map(|&x| (x, x.to_string())).unzip();
             let (wl, wr): (Vec<i64>, Vec<String>) = v.iter().map(|&x| (x, x.to_string())).unzip();
             prop_assert_eq!((l, r), (wl, wr));
+            let (mut l, mut r) = (vec![7i64], vec![String::from("old")]);
+            s.split(v.par_iter().map(|&x| (x, x.to_string()))).unzip_into_vecs(&mut l, &mut r);
+            prop_assert_eq!(&l, &v);
+            prop_assert!(r.iter().zip(&v).all(|(a, b)| *a == b.to_string()) && r.len() == v.len());
+            let list = s.split(v.par_iter()).filter(|x| **x % 5 != 0).collect_vec_list();
+            prop_assert!(list.iter().all(|part| !part.is_empty()));
+            let flat: Vec<&i64> = list.into_iter().flatten().collect();
+            prop_assert_eq!(flat, v.iter().filter(|x| **x % 5 != 0).collect::<Vec<_>>());
             let (l, r): (VecDeque<i64>, LinkedList<usize>) = s.split(v.par_iter().enumerate()).map(|(i, &x)| (x, i)).unzip();
             prop_assert!(l.iter().eq(v.iter()));
             prop_assert!(r.iter().copied().eq(0..v.len()));

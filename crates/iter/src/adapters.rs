@@ -1,8 +1,8 @@
 //! Adapters that change items but not how the index space is split: `map`, `filter`,
 //! `filter_map`, `flat_map_iter`, `inspect`, `copied`, `cloned`, `map_init`, `map_with`,
-//! `fold`, `fold_with`, `positions`. Each one's sequential side is the std adapter of the same
-//! name over its base's range (or a small iterator of its own), so a chain compiles to the loop
-//! a sequential chain would.
+//! `update`, `fold`, `fold_with`, `positions`. Each one's sequential side is the std adapter
+//! of the same name over its base's range (or a small iterator of its own), so a chain
+//! compiles to the loop a sequential chain would.
 
 use std::ops::Range;
 
@@ -102,6 +102,89 @@ closure_adapter! {
     Inspect, indexed: true,
     impl<> where [F: Fn(&I::Item),]
     item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
+}
+
+/// Items changed in place by a closure on their way (`update`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Update<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+impl<I: Producer, F: Fn(&mut I::Item) + Send + Sync> Producer for Update<I, F> {
+    type Item = I::Item;
+    type Seq<'a>
+        = UpdateSeq<'a, I::Seq<'a>, F>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        UpdateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq(range) },
+            f: &self.f,
+        }
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I, F> IndexedParallelIterator for Update<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(&mut I::Item) + Send + Sync,
+{
+}
+
+impl<I, F> DoubleEndedProducer for Update<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(&mut I::Item) + Send + Sync,
+{
+    type SeqRev<'a>
+        = UpdateSeq<'a, I::SeqRev<'a>, F>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        UpdateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq_rev(range) },
+            f: &self.f,
+        }
+    }
+}
+
+/// The sequential side of [`Update`].
+#[derive(Debug)]
+pub struct UpdateSeq<'a, J, F> {
+    items: J,
+    f: &'a F,
+}
+
+impl<J: Iterator, F: Fn(&mut J::Item)> Iterator for UpdateSeq<'_, J, F> {
+    type Item = J::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<J::Item> {
+        let mut x = self.items.next()?;
+        (self.f)(&mut x);
+        Some(x)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
 }
 
 /// Declares `DoubleEndedProducer` for an indexed closure adapter: the std adapter over the base's

@@ -282,6 +282,20 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
         )
     }
 
+    /// Splits pairs into `left` and `right`, replacing their contents, in order.
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        left.clear();
+        right.clear();
+        let (mut a, mut b): (Vec<A>, Vec<B>) = self.unzip();
+        left.append(&mut a);
+        right.append(&mut b);
+    }
+
     /// Collects the items into `target`, replacing its contents, in order.
     fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
         crate::collect::into_vec(self, target);

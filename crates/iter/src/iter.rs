@@ -2,19 +2,19 @@
 //! conversions into them, with rayon's names and semantics.
 
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::LinkedList;
 use std::iter::{Product, Sum};
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use asat_core::Schedule;
 
 use crate::adapters::{
     CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, FoldWith, InitFn, Inspect, Map,
-    MapState,
+    MapState, Update,
 };
 use crate::chain::Chain;
 use crate::collect::FromParallelIterator;
 use crate::drive;
+use crate::find;
 use crate::flat_map::FlatMap;
 use crate::indexed::Hinted;
 use crate::plumbing::{Hints, Producer};
@@ -349,13 +349,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
-        let found = AtomicBool::new(false);
-        drive::run(&self, |_, mut items| {
-            if items.any(|x| found.load(Ordering::Relaxed) || pred(x)) {
-                found.store(true, Ordering::Relaxed);
-            }
-        });
-        found.into_inner()
+        find::any(&self, pred)
     }
 
     /// Whether `pred` is true for every item; stops early once one fails.
@@ -371,24 +365,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        let found = AtomicBool::new(false);
-        drive::reduce(
-            &self,
-            || None,
-            |acc, mut items| {
-                acc.or_else(|| {
-                    let hit = items
-                        .by_ref()
-                        .take_while(|_| !found.load(Ordering::Relaxed))
-                        .find(|x| pred(x));
-                    if hit.is_some() {
-                        found.store(true, Ordering::Relaxed);
-                    }
-                    hit
-                })
-            },
-            |a, b| a.or(b),
-        )
+        find::find_any(&self, pred)
     }
 
     /// The first item (in order) for which `pred` is true.
@@ -396,12 +373,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        drive::reduce(
-            &self,
-            || None,
-            |acc, mut items| acc.or_else(|| items.find(|x| pred(x))),
-            |a, b| a.or(b),
-        )
+        find::find_first(&self, pred)
     }
 
     /// The last item (in order) for which `pred` is true.
@@ -409,12 +381,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        drive::reduce(
-            &self,
-            || None,
-            |acc, items| items.filter(|x| pred(x)).last().or(acc),
-            |a, b| b.or(a),
-        )
+        find::find_last(&self, pred)
     }
 
     /// Calls the fallible `op` on every item; stops at a failure (an `Err` or `None`) and
@@ -498,12 +465,7 @@ pub trait ParallelIterator: Producer + Sized {
         ID: Fn() -> T + Sync + Send,
         R: Try<Output = T> + Send,
     {
-        TryFoldBy {
-            base: self,
-            init: InitFn(identity),
-            f,
-            _result: PhantomData,
-        }
+        TryFoldBy::new(self, InitFn(identity), f)
     }
 
     /// [`try_fold`](ParallelIterator::try_fold) with each range's fold started from a clone of
@@ -514,12 +476,7 @@ pub trait ParallelIterator: Producer + Sized {
         R: Try<Output = T> + Send,
         T: Clone + Send + Sync,
     {
-        TryFoldBy {
-            base: self,
-            init: CloneOf(init),
-            f,
-            _result: PhantomData,
-        }
+        TryFoldBy::new(self, CloneOf(init), f)
     }
 
     /// [`fold`](ParallelIterator::fold) with each range's accumulator started from a clone of
@@ -543,30 +500,19 @@ pub trait ParallelIterator: Producer + Sized {
         Self: ParallelIterator<Item = Option<T>>,
         T: Send,
     {
-        WhileSome {
-            base: self,
-            stopped: AtomicBool::new(false),
-        }
+        WhileSome::new(self)
     }
 
     /// `min(n, len)` of the items, from anywhere, in their relative order (the first `n`
     /// when items stand one for one at indices; see [`take_any`](crate::take_any)).
     fn take_any(self, n: usize) -> TakeAny<Self> {
-        TakeAny {
-            base: self,
-            n,
-            claimed: AtomicUsize::new(0),
-        }
+        TakeAny::new(self, n)
     }
 
     /// The items less `min(n, len)` of them from anywhere, in their relative order (less the
     /// first `n` when items stand one for one at indices; see [`take_any`](crate::take_any)).
     fn skip_any(self, n: usize) -> SkipAny<Self> {
-        SkipAny {
-            base: self,
-            n,
-            claimed: AtomicUsize::new(0),
-        }
+        SkipAny::new(self, n)
     }
 
     /// Splits pairs into two collections, each in order (see [`unzip`](crate::unzip)).
@@ -616,6 +562,48 @@ pub trait ParallelIterator: Producer + Sized {
         R: Send,
     {
         unzip::partition_map(self, f)
+    }
+
+    /// What `f` maps some item to, if it maps any to `Some`; stops early (as
+    /// [`find_any`](ParallelIterator::find_any)).
+    fn find_map_any<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_any(|_| true)
+    }
+
+    /// What `f` maps the first item it maps to `Some` to.
+    fn find_map_first<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_first(|_| true)
+    }
+
+    /// What `f` maps the last item it maps to `Some` to.
+    fn find_map_last<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_last(|_| true)
+    }
+
+    /// The items, each changed in place by `f` on its way.
+    fn update<F>(self, f: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update { base: self, f }
+    }
+
+    /// The items in a list of vectors, one per range that has items, in order (rayon's
+    /// `collect_vec_list`: no copy into one vector).
+    fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
+        unzip::vec_list(self)
     }
 
     /// Collects the items into `C` (a `Vec` keeps their order).

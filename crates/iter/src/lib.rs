@@ -40,21 +40,24 @@
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
 //!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
-//!   `chain`, `inspect`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`, `try_fold_with`,
-//!   `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)), `with_schedule`;
-//!   on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`,
-//!   `step_by`, `take`, `skip`, `chunks`, `interleave`, `interleave_shortest`, `positions`,
-//!   `with_min_len`, `with_max_len` (`chain` of two indexed iterators is indexed).
+//!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
+//!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
+//!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
+//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `interleave`,
+//!   `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain` of two
+//!   indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
 //!   `product`, `reduce`, `reduce_with`, `try_reduce`, `try_reduce_with` (the `try_` forms on
 //!   `Result`, `Option` and `ControlFlow` items stop at a failure: see
 //!   [`try_ops`](mod@try_ops) for which one they return), `count`, `min`/`max` and their
 //!   `_by`/`_by_key` forms, `any`, `all`, `find_any`, `find_first`, `find_last`,
-//!   `position_any`, `position_first`, `position_last`, `collect` (into `Vec`, `VecDeque`,
-//!   `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`, `Option<C>`, `()`),
-//!   `collect_into_vec`, `unzip`, `partition`, `partition_map` (with [`Either`], the `either`
-//!   crate's, as rayon's `rayon::iter::Either`; see [`unzip`](mod@unzip)), and on indexed
-//!   iterators the comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
+//!   `find_map_any`, `find_map_first`, `find_map_last`, `position_any`, `position_first`,
+//!   `position_last`, `collect` (into `Vec`, `VecDeque`, `LinkedList`, `String`, hash and
+//!   B-tree maps and sets, `Result<C, E>`, `Option<C>`, `()`), `collect_into_vec`,
+//!   `collect_vec_list`, `unzip`, `unzip_into_vecs`,
+//!   `partition`, `partition_map` (with [`Either`], the `either` crate's, as rayon's
+//!   `rayon::iter::Either`; see [`unzip`](mod@unzip)), and on indexed iterators the
+//!   comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
 //!   [`par_extend`](ParallelExtend::par_extend) on the same collections as `collect` (a `Vec`
 //!   in place).
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
@@ -70,14 +73,15 @@
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): `spawn_broadcast`,
-//! `ThreadPool::broadcast`, `ThreadPool::spawn`, `rayon::spawn` and `spawn_fifo` (work
-//! detached from any call has no region to run in); the less used adapters and terminals (`find_map_*`,
-//! `update`, `intersperse`, `panic_fuse`, `fold_chunks`, `by_uniform_blocks`,
-//! `by_exponential_blocks`, `take_any_while`, `skip_any_while`, `collect_vec_list`,
-//! `unzip_into_vecs`, `par_drain`, `par_array_windows`), the plumbing traits
-//! (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
-//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s remainder.
+//! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
+//! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
+//! less used adapters and terminals (`intersperse`, `panic_fuse`, `fold_chunks`,
+//! `fold_chunks_with`, `by_uniform_blocks`, `by_exponential_blocks`, `take_any_while`,
+//! `skip_any_while`, `find`/`position` (deprecated in
+//! rayon), `par_drain`, `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
+//! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
+//! remainders.
 //!
 //! # One call, one region
 //!
@@ -120,6 +124,7 @@ mod collect;
 pub mod collections;
 pub mod drive;
 mod extend;
+mod find;
 pub mod flat_map;
 pub mod indexed;
 mod indexed_iter;

@@ -27,9 +27,9 @@ use crate::plumbing::{Hints, Producer};
 #[derive(Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct TakeAny<I> {
-    pub(crate) base: I,
-    pub(crate) n: usize,
-    pub(crate) claimed: AtomicUsize,
+    base: I,
+    n: usize,
+    claimed: AtomicUsize,
 }
 
 /// All but `min(n, len)` items from anywhere in the iterator (`skip_any`); see the
@@ -37,9 +37,9 @@ pub struct TakeAny<I> {
 #[derive(Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct SkipAny<I> {
-    pub(crate) base: I,
-    pub(crate) n: usize,
-    pub(crate) claimed: AtomicUsize,
+    base: I,
+    n: usize,
+    claimed: AtomicUsize,
 }
 
 /// The values of the `Some` items, until a `None` is seen (`while_some`); see the
@@ -47,8 +47,37 @@ pub struct SkipAny<I> {
 #[derive(Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct WhileSome<I> {
-    pub(crate) base: I,
-    pub(crate) stopped: AtomicBool,
+    base: I,
+    stopped: AtomicBool,
+}
+
+impl<I> TakeAny<I> {
+    pub(crate) fn new(base: I, n: usize) -> Self {
+        Self {
+            base,
+            n,
+            claimed: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl<I> SkipAny<I> {
+    pub(crate) fn new(base: I, n: usize) -> Self {
+        Self {
+            base,
+            n,
+            claimed: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl<I> WhileSome<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Self {
+            base,
+            stopped: AtomicBool::new(false),
+        }
+    }
 }
 
 impl<I: Producer> Producer for TakeAny<I> {

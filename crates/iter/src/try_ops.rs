@@ -244,10 +244,21 @@ pub(crate) fn both_done<R: Try<Output = ()>>((): (), (): ()) -> R {
 /// its first failure (see the [module docs](self)).
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct TryFoldBy<I, R, S, F> {
-    pub(crate) base: I,
-    pub(crate) init: S,
-    pub(crate) f: F,
-    pub(crate) _result: PhantomData<fn() -> R>,
+    base: I,
+    init: S,
+    f: F,
+    _result: PhantomData<fn() -> R>,
+}
+
+impl<I, R, S, F> TryFoldBy<I, R, S, F> {
+    pub(crate) fn new(base: I, init: S, f: F) -> Self {
+        Self {
+            base,
+            init,
+            f,
+            _result: PhantomData,
+        }
+    }
 }
 
 /// `try_fold`'s adapter: each range's fold starts from a value made by a closure.

@@ -1,11 +1,13 @@
 //! `unzip`, `partition` and `partition_map`: one iterator's items sent to two collections, each
-//! keeping their order.
+//! keeping their order (and `collect_vec_list`, which keeps each range's items apart).
 //!
 //! One region sorts the items: each range pushes them to a pair of vectors of its own, and the
 //! pairs are appended in index order. Then each collection is extended from its vector with
 //! [`par_extend`](crate::ParallelExtend::par_extend) (for a `Vec`, a parallel move of the items
 //! into place: a second, short region when there are enough of them). So a collection gets its
 //! items in the iterator's order, and the two together get every item once.
+
+use std::collections::LinkedList;
 
 use crate::drive;
 use crate::{IntoParallelIterator, ParallelExtend, ParallelIterator};
@@ -98,4 +100,23 @@ where
             Either::Right(r) => right.push(r),
         }
     })
+}
+
+/// `collect_vec_list`: each range's items in a vector of their own, the vectors listed in order.
+pub(crate) fn vec_list<I: ParallelIterator>(iter: I) -> LinkedList<Vec<I::Item>> {
+    drive::reduce(
+        &iter,
+        LinkedList::new,
+        |mut list, items| {
+            let v: Vec<I::Item> = items.collect();
+            if !v.is_empty() {
+                list.push_back(v);
+            }
+            list
+        },
+        |mut a, mut b| {
+            a.append(&mut b);
+            a
+        },
+    )
 }
