@@ -17,16 +17,16 @@
 //! that order wins, and a failing item is never dropped for the flag (the flag is read after
 //! the item is looked at). So the call returns **the failure of lowest index among the items
 //! that ran**: when exactly one item would fail, that one; when several would, the first in
-//! order among those the members reached before they saw the flag (rayon promises only "some
-//! failure"). Every item runs, once, when none fails. No item before the failure is promised to
+//! order among those the members reached before they saw the flag (rayon promises only that
+//! it returns one of the failures). Every item runs, once, when none fails. No item before the failure is promised to
 //! have run (its member may have stopped first); within one range, no item after its failure
 //! runs.
 //!
 //! # `try_fold`
 //!
 //! [`try_fold`](crate::ParallelIterator::try_fold) folds each range (one per member under the
-//! static schedule) until its first failure, as rayon's does "without affecting other folds":
-//! it yields one value per range, the fold's result or its failure. A `try_reduce` after it
+//! static schedule) until its first failure, and, as in rayon, one range's failure does not
+//! stop the others' folds: it yields one value per range, the fold's result or its failure. A `try_reduce` after it
 //! stops taking ranges once one of them has failed; ranges already being folded run to their
 //! end or their own failure (in rayon they may stop earlier).
 
