@@ -4,9 +4,9 @@
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
 //!   [`Fixed`], [`Single`] and ASAT policies, the global runtime under rayon's names
 //!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`]).
-//! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`], [`slice`](mod@slice)),
-//!   parallel sorts, [`scope()`]: a rayon program moves to asat by changing its `use rayon::...`
-//!   lines and `rayon::` paths.
+//! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`],
+//!   [`slice`](mod@slice), [`str`](mod@str)), parallel sorts, [`scope()`]: a rayon program
+//!   moves to asat by changing its `use rayon::...` lines and `rayon::` paths.
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.
 //! - [`implicit`] (`asat-implicit`): two-phase adaptive barriers.
@@ -30,5 +30,7 @@ pub use asat_core::*;
 pub use asat_gang as gang;
 pub use asat_implicit as implicit;
 pub use asat_iter as iter;
-pub use asat_iter::{prelude, scope, slice, Scope};
+pub use asat_iter::{
+    in_place_scope, in_place_scope_fifo, prelude, scope, scope_fifo, slice, str, Scope, ScopeFifo,
+};
 pub use asat_pools as pools;

@@ -3,7 +3,8 @@
 //! (`par_bridge` as a multiset: it promises no order, as in rayon), for random lengths,
 //! splitting hints and team sizes; owned items are dropped exactly once; `scope` runs every job,
 //! nested spawns included, with borrowed data, and re-raises a job's panic once the others have
-//! run, leaving the runtime usable.
+//! run, leaving the runtime usable; so do `scope_fifo` and the `in_place` scopes, whose jobs
+//! start in spawn order (in order on a team of one).
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`).
 
@@ -241,6 +242,42 @@ proptest! {
     }
 
     #[test]
+    fn fifo_and_in_place_scopes_run_every_job(
+        widths in proptest::collection::vec(1usize..4, 0..5),
+        rt in 0..RUNTIMES,
+    ) {
+        runtime(rt).install(|| -> Result<(), TestCaseError> {
+            let leaves: usize = widths.iter().product();
+            let order = Mutex::new(Vec::new());
+            let local = std::rc::Rc::new(leaves); // `op` stays on the caller
+            let n = asat::iter::in_place_scope_fifo(|s| {
+                spawn_fifo_tree(s, &widths, 0, &order);
+                *local
+            });
+            prop_assert_eq!(n, leaves);
+            let order = order.into_inner().unwrap();
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            prop_assert_eq!(sorted, (0..leaves).collect::<Vec<_>>());
+            if runtime(rt).max_threads() == 1 {
+                // one member: jobs run in spawn order, level by level, so leaves in order
+                prop_assert_eq!(order, (0..leaves).collect::<Vec<_>>());
+            }
+            let hits: Vec<AtomicUsize> = (0..leaves).map(|_| AtomicUsize::new(0)).collect();
+            asat::iter::scope_fifo(|s| {
+                for h in &hits {
+                    s.spawn_fifo(move |_| {
+                        h.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            });
+            asat::iter::in_place_scope(|s| spawn_tree(s, &widths, 0, &hits));
+            prop_assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 2));
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn scope_reraises_a_panic_once_every_job_has_run(
         jobs in 1usize..40,
         bad in 0usize..40,
@@ -293,6 +330,23 @@ fn spawn_tree<'s>(s: &asat::Scope<'s>, widths: &'s [usize], at: usize, hits: &'s
         Some((&w, rest)) => {
             for i in 0..w {
                 s.spawn(move |s| spawn_tree(s, rest, at * w + i, hits));
+            }
+        }
+    }
+}
+
+/// As [`spawn_tree`] in a FIFO scope, each leaf pushing its index.
+fn spawn_fifo_tree<'s>(
+    s: &asat::iter::ScopeFifo<'s>,
+    widths: &'s [usize],
+    at: usize,
+    order: &'s Mutex<Vec<usize>>,
+) {
+    match widths.split_first() {
+        None => order.lock().unwrap().push(at),
+        Some((&w, rest)) => {
+            for i in 0..w {
+                s.spawn_fifo(move |s| spawn_fifo_tree(s, rest, at * w + i, order));
             }
         }
     }

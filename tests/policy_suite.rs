@@ -4,6 +4,8 @@
 //! and an expression building a `Runtime` with it.
 
 mod common;
+#[path = "policy_suite/iter_extra.rs"]
+mod iter_extra;
 #[path = "policy_suite/iter_more.rs"]
 mod iter_more;
 
@@ -96,6 +98,31 @@ macro_rules! policy_suite {
                 #[test]
                 fn iter_scope_runs_every_job_and_reraises_panics() {
                     super::iter_more::iter_scope(&rt());
+                }
+
+                #[test]
+                fn iter_try_forms_return_the_failure_and_stop() {
+                    super::iter_extra::iter_try(&rt());
+                }
+
+                #[test]
+                fn iter_more_adapters_equal_std() {
+                    super::iter_extra::iter_adapters_extra(&rt());
+                }
+
+                #[test]
+                fn iter_scope_variants_run_every_job() {
+                    super::iter_extra::iter_scope_variants(&rt());
+                }
+
+                #[test]
+                fn iter_collections_yield_their_items() {
+                    super::iter_extra::iter_collections(&rt());
+                }
+
+                #[test]
+                fn iter_slice_and_string_sources_equal_std() {
+                    super::iter_extra::iter_strings(&rt());
                 }
             }
         )*

@@ -1,7 +1,8 @@
 //! Adapters that change items but not how the index space is split: `map`, `filter`,
 //! `filter_map`, `flat_map_iter`, `inspect`, `copied`, `cloned`, `map_init`, `map_with`,
-//! `fold`. Each one's sequential side is the std adapter of the same name over its base's
-//! range, so a chain compiles to the loop a sequential chain would.
+//! `update`, `fold`, `fold_with`, `positions`. Each one's sequential side is the std adapter
+//! of the same name over its base's range (or a small iterator of its own), so a chain
+//! compiles to the loop a sequential chain would.
 
 use std::ops::Range;
 
@@ -101,6 +102,89 @@ closure_adapter! {
     Inspect, indexed: true,
     impl<> where [F: Fn(&I::Item),]
     item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
+}
+
+/// Items changed in place by a closure on their way (`update`).
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Update<I, F> {
+    pub(crate) base: I,
+    pub(crate) f: F,
+}
+
+impl<I: Producer, F: Fn(&mut I::Item) + Send + Sync> Producer for Update<I, F> {
+    type Item = I::Item;
+    type Seq<'a>
+        = UpdateSeq<'a, I::Seq<'a>, F>
+    where
+        Self: 'a;
+    const EXACT: bool = I::EXACT;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        UpdateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq(range) },
+            f: &self.f,
+        }
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+impl<I, F> IndexedParallelIterator for Update<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(&mut I::Item) + Send + Sync,
+{
+}
+
+impl<I, F> DoubleEndedProducer for Update<I, F>
+where
+    I: IndexedParallelIterator,
+    F: Fn(&mut I::Item) + Send + Sync,
+{
+    type SeqRev<'a>
+        = UpdateSeq<'a, I::SeqRev<'a>, F>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+        UpdateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq_rev(range) },
+            f: &self.f,
+        }
+    }
+}
+
+/// The sequential side of [`Update`].
+#[derive(Debug)]
+pub struct UpdateSeq<'a, J, F> {
+    items: J,
+    f: &'a F,
+}
+
+impl<J: Iterator, F: Fn(&mut J::Item)> Iterator for UpdateSeq<'_, J, F> {
+    type Item = J::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<J::Item> {
+        let mut x = self.items.next()?;
+        (self.f)(&mut x);
+        Some(x)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
 }
 
 /// Declares `DoubleEndedProducer` for an indexed closure adapter: the std adapter over the base's
@@ -357,5 +441,97 @@ where
 
     fn hints(&self) -> Hints {
         self.base.hints()
+    }
+}
+
+/// One accumulator per range, started from a clone of a value and folded from the range's
+/// items (`fold_with`): under the static schedule, one per member.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct FoldWith<I, T, F> {
+    pub(crate) base: I,
+    pub(crate) init: T,
+    pub(crate) f: F,
+}
+
+impl<I, T, F> Producer for FoldWith<I, T, F>
+where
+    I: Producer,
+    T: Clone + Send + Sync,
+    F: Fn(T, I::Item) -> T + Send + Sync,
+{
+    type Item = T;
+    type Seq<'a>
+        = std::iter::Once<T>
+    where
+        Self: 'a;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        let items = unsafe { self.base.seq(range) };
+        std::iter::once(items.fold(self.init.clone(), &self.f))
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+/// The indices of the items a predicate holds for (`positions`), in order.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterator adapters do nothing until a terminal call"]
+pub struct Positions<I, P> {
+    pub(crate) base: I,
+    pub(crate) pred: P,
+}
+
+impl<I, P> Producer for Positions<I, P>
+where
+    I: IndexedParallelIterator,
+    P: Fn(I::Item) -> bool + Send + Sync,
+{
+    type Item = usize;
+    type Seq<'a>
+        = PositionsSeq<'a, I::Seq<'a>, P>
+    where
+        Self: 'a;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        PositionsSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: range.clone().zip(unsafe { self.base.seq(range) }),
+            pred: &self.pred,
+        }
+    }
+
+    fn hints(&self) -> Hints {
+        self.base.hints()
+    }
+}
+
+/// The sequential side of [`Positions`].
+#[derive(Debug)]
+pub struct PositionsSeq<'a, J, P> {
+    items: std::iter::Zip<Range<usize>, J>,
+    pred: &'a P,
+}
+
+impl<J: Iterator, P: Fn(J::Item) -> bool> Iterator for PositionsSeq<'_, J, P> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let pred = self.pred;
+        self.items.find_map(|(i, x)| pred(x).then_some(i))
     }
 }

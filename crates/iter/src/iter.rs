@@ -2,21 +2,26 @@
 //! conversions into them, with rayon's names and semantics.
 
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::LinkedList;
 use std::iter::{Product, Sum};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use asat_core::Schedule;
 
 use crate::adapters::{
-    CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, InitFn, Inspect, Map, MapState,
+    CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, FoldWith, InitFn, Inspect, Map,
+    MapState, Update,
 };
-use crate::chain::{Chain, Rev};
+use crate::chain::Chain;
 use crate::collect::FromParallelIterator;
 use crate::drive;
+use crate::find;
 use crate::flat_map::FlatMap;
-use crate::indexed::{Enumerate, Hinted, Slice, StepBy, Zip};
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
-use crate::IntoParallelIterator;
+use crate::indexed::Hinted;
+use crate::plumbing::{Hints, Producer};
+use crate::take_any::{SkipAny, TakeAny, WhileSome};
+use crate::try_ops::{self, Try, TryFold, TryFoldBy, TryFoldWith};
+use crate::unzip::{self, Either};
+use crate::{IntoParallelIterator, ParallelExtend};
 
 /// A parallel iterator: adapters build a chain, and each terminal call (`for_each`, `sum`,
 /// `reduce`, `collect`, ...) runs it as one region of the current runtime, its team chosen by
@@ -344,13 +349,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
-        let found = AtomicBool::new(false);
-        drive::run(&self, |_, mut items| {
-            if items.any(|x| found.load(Ordering::Relaxed) || pred(x)) {
-                found.store(true, Ordering::Relaxed);
-            }
-        });
-        found.into_inner()
+        find::any(&self, pred)
     }
 
     /// Whether `pred` is true for every item; stops early once one fails.
@@ -366,24 +365,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        let found = AtomicBool::new(false);
-        drive::reduce(
-            &self,
-            || None,
-            |acc, mut items| {
-                acc.or_else(|| {
-                    let hit = items
-                        .by_ref()
-                        .take_while(|_| !found.load(Ordering::Relaxed))
-                        .find(|x| pred(x));
-                    if hit.is_some() {
-                        found.store(true, Ordering::Relaxed);
-                    }
-                    hit
-                })
-            },
-            |a, b| a.or(b),
-        )
+        find::find_any(&self, pred)
     }
 
     /// The first item (in order) for which `pred` is true.
@@ -391,12 +373,7 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        drive::reduce(
-            &self,
-            || None,
-            |acc, mut items| acc.or_else(|| items.find(|x| pred(x))),
-            |a, b| a.or(b),
-        )
+        find::find_first(&self, pred)
     }
 
     /// The last item (in order) for which `pred` is true.
@@ -404,12 +381,229 @@ pub trait ParallelIterator: Producer + Sized {
     where
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        drive::reduce(
-            &self,
-            || None,
-            |acc, items| items.filter(|x| pred(x)).last().or(acc),
-            |a, b| b.or(a),
-        )
+        find::find_last(&self, pred)
+    }
+
+    /// Calls the fallible `op` on every item; stops at a failure (an `Err` or `None`) and
+    /// returns it, else `Ok(())` or `Some(())`. See [`try_ops`](crate::try_ops) for how the
+    /// call stops and which failure it returns when several items fail.
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let r = (0..1000u32)
+    ///     .into_par_iter()
+    ///     .try_for_each(|i| if i == 700 { Err(i) } else { Ok(()) });
+    /// assert_eq!(r, Err(700));
+    /// ```
+    fn try_for_each<OP, R>(self, op: OP) -> R
+    where
+        OP: Fn(Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map(op).try_reduce(<()>::default, try_ops::both_done)
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a clone of `init` for each range
+    /// of items.
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Clone + Send + Sync,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_with(init, op)
+            .try_reduce(<()>::default, try_ops::both_done)
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a state made by `init` for each
+    /// range of items.
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_init(init, op)
+            .try_reduce(<()>::default, try_ops::both_done)
+    }
+
+    /// Combines items that may be failures with the fallible, associative `op`, starting each
+    /// range from `identity()`; stops at a failure and returns the first one in order among
+    /// the items that ran (see [`try_ops`](crate::try_ops)).
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let sum = (0..100u8).into_par_iter().map(Some).try_reduce(|| 0, u8::checked_add);
+    /// assert_eq!(sum, None); // overflows
+    /// ```
+    fn try_reduce<T, OP, ID>(self, identity: ID, op: OP) -> Self::Item
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        Self::Item: Try<Output = T>,
+    {
+        try_ops::try_reduce(self, identity, op)
+    }
+
+    /// [`try_reduce`](ParallelIterator::try_reduce) without an identity: `None` if there are no
+    /// items, else `Some` of the result or of the failure.
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: Try<Output = T>,
+    {
+        try_ops::try_reduce_with(self, op)
+    }
+
+    /// [`fold`](ParallelIterator::fold) with the fallible `f`: each range's fold stops at its
+    /// first failure, which it yields instead of a value (see [`try_ops`](crate::try_ops)).
+    fn try_fold<T, R, ID, F>(self, identity: ID, f: F) -> TryFold<Self, R, ID, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFoldBy::new(self, InitFn(identity), f)
+    }
+
+    /// [`try_fold`](ParallelIterator::try_fold) with each range's fold started from a clone of
+    /// `init`.
+    fn try_fold_with<F, T, R>(self, init: T, f: F) -> TryFoldWith<Self, R, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+        T: Clone + Send + Sync,
+    {
+        TryFoldBy::new(self, CloneOf(init), f)
+    }
+
+    /// [`fold`](ParallelIterator::fold) with each range's accumulator started from a clone of
+    /// `init`.
+    fn fold_with<F, T>(self, init: T, f: F) -> FoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Clone + Send + Sync,
+    {
+        FoldWith {
+            base: self,
+            init,
+            f,
+        }
+    }
+
+    /// The values of the `Some` items until a `None` is met; then every member stops (which
+    /// values come before it depends on timing: see [`take_any`](crate::take_any)).
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
+    }
+
+    /// `min(n, len)` of the items, from anywhere, in their relative order (the first `n`
+    /// when items stand one for one at indices; see [`take_any`](crate::take_any)).
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// The items less `min(n, len)` of them from anywhere, in their relative order (less the
+    /// first `n` when items stand one for one at indices; see [`take_any`](crate::take_any)).
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// Splits pairs into two collections, each in order (see [`unzip`](crate::unzip)).
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
+    where
+        Self: ParallelIterator<Item = (A, B)>,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
+        A: Send,
+        B: Send,
+    {
+        unzip::unzip(self)
+    }
+
+    /// The items `pred` holds for, and the others, in two collections, each in order.
+    fn partition<A, B, P>(self, pred: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<Self::Item>,
+        B: Default + Send + ParallelExtend<Self::Item>,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unzip::partition(self, pred)
+    }
+
+    /// The `Left` and the `Right` values `f` maps the items to, in two collections, each in
+    /// order ([`Either`](crate::Either) is the `either` crate's, as in rayon).
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    /// use asat_iter::Either;
+    ///
+    /// let (evens, odds): (Vec<u32>, Vec<String>) = (0..10u32)
+    ///     .into_par_iter()
+    ///     .partition_map(|i| match i % 2 {
+    ///         0 => Either::Left(i),
+    ///         _ => Either::Right(i.to_string()),
+    ///     });
+    /// assert_eq!(evens, [0, 2, 4, 6, 8]);
+    /// assert_eq!(odds, ["1", "3", "5", "7", "9"]);
+    /// ```
+    fn partition_map<A, B, P, L, R>(self, f: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        unzip::partition_map(self, f)
+    }
+
+    /// What `f` maps some item to, if it maps any to `Some`; stops early (as
+    /// [`find_any`](ParallelIterator::find_any)).
+    fn find_map_any<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_any(|_| true)
+    }
+
+    /// What `f` maps the first item it maps to `Some` to.
+    fn find_map_first<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_first(|_| true)
+    }
+
+    /// What `f` maps the last item it maps to `Some` to.
+    fn find_map_last<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(f).find_last(|_| true)
+    }
+
+    /// The items, each changed in place by `f` on its way.
+    fn update<F>(self, f: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update { base: self, f }
+    }
+
+    /// The items in a list of vectors, one per range that has items, in order (rayon's
+    /// `collect_vec_list`: no copy into one vector).
+    fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
+        unzip::vec_list(self)
     }
 
     /// Collects the items into `C` (a `Vec` keeps their order).
@@ -422,132 +616,3 @@ pub trait ParallelIterator: Producer + Sized {
 }
 
 impl<P: Producer> ParallelIterator for P {}
-
-/// A parallel iterator whose items stand one for one at indices `0..len()`: it can be zipped,
-/// enumerated, stepped and sliced.
-///
-/// Every indexed parallel iterator can also read its ranges back to front
-/// ([`DoubleEndedProducer`]), which [`rev`](IndexedParallelIterator::rev) needs.
-pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
-    /// The number of items.
-    fn len(&self) -> usize {
-        self.base_len()
-    }
-
-    /// Whether there are no items.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Items paired with `other`'s, as long as the shorter.
-    fn zip<Z>(self, other: Z) -> Zip<Self, Z::Iter>
-    where
-        Z: IntoParallelIterator,
-        Z::Iter: IndexedParallelIterator,
-    {
-        Zip {
-            a: self,
-            b: other.into_par_iter(),
-        }
-    }
-
-    /// Like [`zip`](IndexedParallelIterator::zip), but panics if the lengths differ.
-    fn zip_eq<Z>(self, other: Z) -> Zip<Self, Z::Iter>
-    where
-        Z: IntoParallelIterator,
-        Z::Iter: IndexedParallelIterator,
-    {
-        let other = other.into_par_iter();
-        let (a, b) = (self.len(), other.len());
-        assert_eq!(
-            a, b,
-            "zip_eq: lengths differ ({a} and {b}): they must be equal"
-        );
-        Zip { a: self, b: other }
-    }
-
-    /// Items with their index.
-    fn enumerate(self) -> Enumerate<Self> {
-        Enumerate { base: self }
-    }
-
-    /// The items in reverse order (rayon's `rev`).
-    fn rev(self) -> Rev<Self> {
-        Rev { base: self }
-    }
-
-    /// Every `step`-th item, starting with the first.
-    ///
-    /// # Panics
-    ///
-    /// If `step` is 0 (as std's and rayon's `step_by`).
-    fn step_by(self, step: usize) -> StepBy<Self> {
-        assert!(step != 0, "step_by: step 0: must be at least 1");
-        StepBy { base: self, step }
-    }
-
-    /// The first `n` items.
-    fn take(self, n: usize) -> Slice<Self> {
-        Slice {
-            base: self,
-            skip: 0,
-            take: n,
-        }
-    }
-
-    /// All but the first `n` items.
-    fn skip(self, n: usize) -> Slice<Self> {
-        Slice {
-            base: self,
-            skip: n,
-            take: usize::MAX,
-        }
-    }
-
-    /// Shares the items in blocks of at least `min` (each member's share is a whole number of
-    /// blocks; a call with a single block runs on the calling thread alone).
-    fn with_min_len(self, min: usize) -> Hinted<Self> {
-        let hints = Hints {
-            min_len: min,
-            ..self.hints()
-        };
-        Hinted { base: self, hints }
-    }
-
-    /// Hands the items out dynamically in pieces of at most `max` (a larger `with_min_len`
-    /// wins).
-    fn with_max_len(self, max: usize) -> Hinted<Self> {
-        let hints = Hints {
-            max_len: max,
-            ..self.hints()
-        };
-        Hinted { base: self, hints }
-    }
-
-    /// The index of some item for which `pred` is true; stops early.
-    fn position_any<P>(self, pred: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.enumerate()
-            .map(|(i, x)| (i, pred(x)))
-            .find_any(|&(_, hit)| hit)
-            .map(|(i, _)| i)
-    }
-
-    /// The index of the first item for which `pred` is true.
-    fn position_first<P>(self, pred: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.enumerate()
-            .map(|(i, x)| (i, pred(x)))
-            .find_first(|&(_, hit)| hit)
-            .map(|(i, _)| i)
-    }
-
-    /// Collects the items into `target`, replacing its contents, in order.
-    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
-        crate::collect::into_vec(self, target);
-    }
-}

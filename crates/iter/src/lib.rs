@@ -21,42 +21,67 @@
 //! - Sources: `into_par_iter` on integer ranges (`a..b`, `a..=b`, all primitive integers up to
 //!   64 bits), on `Vec<T>` (moving the items), on `&[T]`, `&mut [T]`, `&Vec<T>`, `&mut Vec<T>`
 //!   and arrays, and on tuples of 2 to 8 indexed sources (`(&mut a, &b, &c).into_par_iter()`
-//!   yields tuples); `par_iter`, `par_iter_mut`; [`par_chunks`](ParallelSlice::par_chunks),
-//!   [`par_chunks_exact`](ParallelSlice::par_chunks_exact),
-//!   [`par_windows`](ParallelSlice::par_windows),
-//!   [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut),
-//!   [`par_chunks_exact_mut`](ParallelSliceMut::par_chunks_exact_mut);
-//!   [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
+//!   yields tuples); `par_iter`, `par_iter_mut`; `into_par_iter`, `par_iter` and (where
+//!   rayon has it) `par_iter_mut` on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`,
+//!   `LinkedList`, `BinaryHeap`, `Option` and `Result` (the maps, sets and lists gather their
+//!   items into a `Vec` first, as rayon does: see [`collections`]).
+//! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
+//!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
+//!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
+//!   (the `_mut` splits find their pieces in a pass of their own: see
+//!   [`slice::split`](mod@slice::split)).
+//! - Strings ([`ParallelString`], see [`str`](mod@str)): `par_chars`, `par_char_indices`,
+//!   `par_bytes`, `par_encode_utf16`, `par_split`, `par_split_inclusive`,
+//!   `par_split_terminator`, `par_lines`, `par_split_whitespace`,
+//!   `par_split_ascii_whitespace`, `par_matches`, `par_match_indices`, with char patterns as
+//!   rayon's.
+//! - [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
 //!   its items through a lock; no order, as in rayon: see [`bridge`]).
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
 //!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
-//!   `chain`, `inspect`, `copied`, `cloned`, `fold`, `with_schedule`; on indexed iterators
-//!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
-//!   `skip`, `with_min_len`, `with_max_len` (`chain` of two indexed iterators is indexed).
-//! - Terminals: `for_each` (`_init`, `_with`), `sum`, `product`, `reduce`, `reduce_with`,
-//!   `count`, `min`/`max` and their `_by`/`_by_key` forms, `any`, `all`, `find_any`,
-//!   `find_first`, `find_last`, `position_any`, `position_first`, `collect` (into `Vec`,
-//!   `VecDeque`, `LinkedList`, `String`, hash and B-tree maps and sets, `Result<C, E>`,
-//!   `Option<C>`, `()`), `collect_into_vec`; [`par_extend`](ParallelExtend::par_extend) on the
-//!   same collections (a `Vec` in place).
+//!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
+//!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
+//!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
+//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `interleave`,
+//!   `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain` of two
+//!   indexed iterators is indexed).
+//! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
+//!   `product`, `reduce`, `reduce_with`, `try_reduce`, `try_reduce_with` (the `try_` forms on
+//!   `Result`, `Option` and `ControlFlow` items stop at a failure: see
+//!   [`try_ops`](mod@try_ops) for which one they return), `count`, `min`/`max` and their
+//!   `_by`/`_by_key` forms, `any`, `all`, `find_any`, `find_first`, `find_last`,
+//!   `find_map_any`, `find_map_first`, `find_map_last`, `position_any`, `position_first`,
+//!   `position_last`, `collect` (into `Vec`, `VecDeque`, `LinkedList`, `String`, hash and
+//!   B-tree maps and sets, `Result<C, E>`, `Option<C>`, `()`), `collect_into_vec`,
+//!   `collect_vec_list`, `unzip`, `unzip_into_vecs`,
+//!   `partition`, `partition_map` (with [`Either`], the `either` crate's, as rayon's
+//!   `rayon::iter::Either`; see [`unzip`](mod@unzip)), and on indexed iterators the
+//!   comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
+//!   [`par_extend`](ParallelExtend::par_extend) on the same collections as `collect` (a `Vec`
+//!   in place).
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
 //!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
-//! - [`scope()`] and [`Scope::spawn`]: spawned jobs run on the team of one region, from a shared
-//!   queue (see [`scope`](mod@scope) for the design and its limits).
+//! - [`scope()`] and [`Scope::spawn`], [`scope_fifo`] and [`ScopeFifo::spawn_fifo`],
+//!   [`in_place_scope`], [`in_place_scope_fifo`]: spawned jobs run on the team of one region,
+//!   from a shared queue, starting in spawn order; `op` runs on the calling thread (see
+//!   [`scope`](mod@scope) for the design and its limits). [`ThreadPoolScopes`] (in the
+//!   prelude) gives a [`ThreadPool`] rayon's `scope`, `scope_fifo`, `in_place_scope` and
+//!   `in_place_scope_fifo` methods.
 //! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
 //!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
-//! Not here (yet): the `try_*` forms (`try_for_each`, `try_fold`, `try_reduce`), `fold_with`,
-//! `position_last`, `positions`, `chunks`, `interleave`, `take_any`/`skip_any`, `while_some`,
-//! `unzip`/`partition`, the comparisons (`cmp`, `eq`, ...); the other slice iterators
-//! (`par_split`, `par_rchunks`, `par_chunk_by`, ...), `ParallelString` (`par_chars`,
-//! `par_lines`, ...), hash-map and other collections' `par_iter`; `scope_fifo`,
-//! `in_place_scope`, `spawn_broadcast`, `ThreadPool::scope` (write
-//! `pool.install(|| scope(...))`), `ThreadPool::spawn` and `rayon::spawn` (work detached from
-//! any call has no region to run in).
+//! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
+//! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
+//! less used adapters and terminals (`intersperse`, `panic_fuse`, `fold_chunks`,
+//! `fold_chunks_with`, `by_uniform_blocks`, `by_exponential_blocks`, `take_any_while`,
+//! `skip_any_while`, `find`/`position` (deprecated in
+//! rayon), `par_drain`, `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
+//! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
+//! remainders.
 //!
 //! # One call, one region
 //!
@@ -94,11 +119,16 @@
 pub mod adapters;
 pub mod bridge;
 pub mod chain;
+pub mod cmp;
 mod collect;
+pub mod collections;
 pub mod drive;
 mod extend;
+mod find;
 pub mod flat_map;
 pub mod indexed;
+mod indexed_iter;
+pub mod interleave;
 mod into;
 mod iter;
 pub mod plumbing;
@@ -107,8 +137,13 @@ mod raw;
 pub mod scope;
 pub mod slice;
 pub mod sort;
+pub mod splitter;
+pub mod str;
+pub mod take_any;
 #[cfg(test)]
 mod testing;
+pub mod try_ops;
+pub mod unzip;
 pub mod vec;
 
 pub use asat_core::{
@@ -118,16 +153,21 @@ pub use asat_core::{
 pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;
 pub use extend::ParallelExtend;
+pub use indexed_iter::IndexedParallelIterator;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
-pub use iter::{IndexedParallelIterator, ParallelIterator};
-pub use scope::{scope, Scope};
+pub use iter::ParallelIterator;
+pub use scope::{
+    in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo, ThreadPoolScopes,
+};
 pub use slice::{ParallelSlice, ParallelSliceMut};
+pub use str::ParallelString;
+pub use unzip::Either;
 
 /// The traits to `use` for parallel iterators, as `rayon::prelude`.
 pub mod prelude {
     pub use crate::{
         FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
         IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelExtend,
-        ParallelIterator, ParallelSlice, ParallelSliceMut,
+        ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString, ThreadPoolScopes,
     };
 }

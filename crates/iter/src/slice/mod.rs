@@ -1,5 +1,7 @@
 //! Parallel iterators over slices, `Vec`s and arrays: `par_iter`, `par_iter_mut`,
-//! `par_chunks`, `par_chunks_mut`, their `_exact` forms, and `par_windows`.
+//! `par_chunks`, `par_rchunks`, their `_mut` and `_exact` forms, `par_windows`, `par_split`,
+//! `par_split_inclusive`, `par_chunk_by` and their `_mut` forms (see [`split`](mod@split) for
+//! how those are split).
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -7,9 +9,17 @@ use std::ops::Range;
 use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::RawSlice;
 use crate::sort::{self, Kind};
+
+mod chunks;
+mod rchunks;
+pub mod split;
+
 use crate::{
     IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
 };
+pub use chunks::{Chunks, ChunksExact, ChunksMut, Windows};
+pub use rchunks::{RChunks, RChunksExact, RChunksMut};
+pub use split::{ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut};
 
 /// `par_iter()` over a slice: `&T` items.
 #[derive(Clone, Debug)]
@@ -92,190 +102,6 @@ impl<'data, T: Send + 'data> DoubleEndedProducer for IterMut<'data, T> {
     }
 }
 
-/// `par_chunks(n)`: `&[T]` items of `n` elements, the last one shorter if `n` does not divide
-/// the length.
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators do nothing until a terminal call"]
-pub struct Chunks<'data, T> {
-    slice: &'data [T],
-    size: usize,
-}
-
-impl<'data, T: Sync> Producer for Chunks<'data, T> {
-    type Item = &'data [T];
-    type Seq<'a>
-        = std::slice::Chunks<'data, T>
-    where
-        Self: 'a;
-    const EXACT: bool = true;
-
-    fn base_len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-
-    #[inline]
-    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
-        let end = (r.end * self.size).min(self.slice.len());
-        self.slice[r.start * self.size..end].chunks(self.size)
-    }
-}
-
-impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
-
-impl<'data, T: Sync> DoubleEndedProducer for Chunks<'data, T> {
-    type SeqRev<'a>
-        = std::iter::Rev<std::slice::Chunks<'data, T>>
-    where
-        Self: 'a;
-
-    #[inline]
-    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
-        // SAFETY: the caller's range (shared items: nothing to keep apart).
-        unsafe { self.seq(r) }.rev()
-    }
-}
-
-/// `par_chunks_exact(n)`: the full `&[T]` chunks of `n` elements; the tail is
-/// [`remainder`](ChunksExact::remainder).
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators do nothing until a terminal call"]
-pub struct ChunksExact<'data, T> {
-    chunks: Chunks<'data, T>,
-    rem: &'data [T],
-}
-
-impl<'data, T> ChunksExact<'data, T> {
-    /// The elements after the last full chunk (fewer than `n`).
-    pub fn remainder(&self) -> &'data [T] {
-        self.rem
-    }
-}
-
-impl<'data, T: Sync> Producer for ChunksExact<'data, T> {
-    type Item = &'data [T];
-    type Seq<'a>
-        = std::slice::Chunks<'data, T>
-    where
-        Self: 'a;
-    const EXACT: bool = true;
-
-    fn base_len(&self) -> usize {
-        self.chunks.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
-        // SAFETY: the caller's range, on a slice of whole chunks.
-        unsafe { self.chunks.seq(r) }
-    }
-}
-
-impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {}
-
-impl<'data, T: Sync> DoubleEndedProducer for ChunksExact<'data, T> {
-    type SeqRev<'a>
-        = std::iter::Rev<std::slice::Chunks<'data, T>>
-    where
-        Self: 'a;
-
-    #[inline]
-    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
-        // SAFETY: the caller's range, on a slice of whole chunks.
-        unsafe { self.chunks.seq_rev(r) }
-    }
-}
-
-/// `par_chunks_mut(n)` and `par_chunks_exact_mut(n)`: `&mut [T]` items of `n` elements (the
-/// last one shorter for `par_chunks_mut` if `n` does not divide the length).
-#[derive(Debug)]
-#[must_use = "parallel iterators do nothing until a terminal call"]
-pub struct ChunksMut<'data, T> {
-    raw: RawSlice<'data, T>,
-    size: usize,
-}
-
-impl<'data, T: Send + 'data> Producer for ChunksMut<'data, T> {
-    type Item = &'data mut [T];
-    type Seq<'a>
-        = std::slice::ChunksMut<'data, T>
-    where
-        Self: 'a;
-    const EXACT: bool = true;
-
-    fn base_len(&self) -> usize {
-        self.raw.len().div_ceil(self.size)
-    }
-
-    #[inline]
-    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
-        let end = (r.end * self.size).min(self.raw.len());
-        // SAFETY: disjoint ranges of chunks are disjoint ranges of elements (Producer rule),
-        // within the slice.
-        unsafe { self.raw.slice_mut(r.start * self.size..end) }.chunks_mut(self.size)
-    }
-}
-
-impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
-
-impl<'data, T: Send + 'data> DoubleEndedProducer for ChunksMut<'data, T> {
-    type SeqRev<'a>
-        = std::iter::Rev<std::slice::ChunksMut<'data, T>>
-    where
-        Self: 'a;
-
-    #[inline]
-    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
-        // SAFETY: as in `seq`.
-        unsafe { self.seq(r) }.rev()
-    }
-}
-
-/// `par_windows(n)`: every `&[T]` window of `n` consecutive elements.
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators do nothing until a terminal call"]
-pub struct Windows<'data, T> {
-    slice: &'data [T],
-    size: usize,
-}
-
-impl<'data, T: Sync> Producer for Windows<'data, T> {
-    type Item = &'data [T];
-    type Seq<'a>
-        = std::slice::Windows<'data, T>
-    where
-        Self: 'a;
-    const EXACT: bool = true;
-
-    fn base_len(&self) -> usize {
-        (self.slice.len() + 1).saturating_sub(self.size)
-    }
-
-    #[inline]
-    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
-        let end = if r.is_empty() {
-            r.start
-        } else {
-            r.end + self.size - 1
-        };
-        self.slice[r.start..end].windows(self.size)
-    }
-}
-
-impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
-
-impl<'data, T: Sync> DoubleEndedProducer for Windows<'data, T> {
-    type SeqRev<'a>
-        = std::iter::Rev<std::slice::Windows<'data, T>>
-    where
-        Self: 'a;
-
-    #[inline]
-    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
-        // SAFETY: the caller's range (shared items: nothing to keep apart).
-        unsafe { self.seq(r) }.rev()
-    }
-}
-
 fn check_size(what: &str, size: usize) {
     assert!(size != 0, "{what}: chunk size 0: must be at least 1");
 }
@@ -324,6 +150,71 @@ pub trait ParallelSlice<T: Sync> {
         Windows {
             slice: self.as_parallel_slice(),
             size,
+        }
+    }
+
+    /// Chunks of `size` elements counted from the end, the last one (at the front) shorter if
+    /// `size` does not divide the length (std's `rchunks`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
+        check_size("par_rchunks", size);
+        RChunks {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+
+    /// The full chunks of `size` elements counted from the end; the front elements left over
+    /// are `remainder()` (std's `rchunks_exact`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        check_size("par_rchunks_exact", size);
+        let slice = self.as_parallel_slice();
+        let (rem, whole) = slice.split_at(slice.len() % size);
+        RChunksExact {
+            chunks: RChunks { slice: whole, size },
+            rem,
+        }
+    }
+
+    /// The subslices between the elements `separator` holds for (std's `split`).
+    fn par_split<P>(&self, separator: P) -> Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::SplitBy {
+            slice: self.as_parallel_slice(),
+            sep: separator,
+        }
+    }
+
+    /// The subslices each ending with an element `separator` holds for, the last one perhaps
+    /// without (std's `split_inclusive`).
+    fn par_split_inclusive<P>(&self, separator: P) -> SplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::SplitBy {
+            slice: self.as_parallel_slice(),
+            sep: separator,
+        }
+    }
+
+    /// The runs of elements in which `pred` holds for each pair of neighbours (std's
+    /// `chunk_by`).
+    fn par_chunk_by<F>(&self, pred: F) -> ChunkBy<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkBy {
+            slice: self.as_parallel_slice(),
+            pred,
         }
     }
 }
@@ -387,6 +278,64 @@ pub trait ParallelSliceMut<T: Send> {
             raw: RawSlice::new(&mut slice[..whole]),
             size,
         }
+    }
+
+    /// Mutable chunks of `size` elements counted from the end, the last one (at the front)
+    /// shorter if `size` does not divide the length (std's `rchunks_mut`).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        check_size("par_rchunks_mut", size);
+        RChunksMut {
+            raw: RawSlice::new(self.as_parallel_slice_mut()),
+            size,
+        }
+    }
+
+    /// The full mutable chunks of `size` elements counted from the end (the front elements
+    /// left over, fewer than `size`, are left out: take them by index).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        check_size("par_rchunks_exact_mut", size);
+        let slice = self.as_parallel_slice_mut();
+        let rem = slice.len() % size;
+        RChunksMut {
+            raw: RawSlice::new(&mut slice[rem..]),
+            size,
+        }
+    }
+
+    /// The mutable subslices between the elements `separator` holds for (std's
+    /// `split_mut`); an indexed iterator, whose pieces are found on first use (see
+    /// [`split`](mod@split)).
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Separators(separator))
+    }
+
+    /// The mutable subslices each ending with an element `separator` holds for, the last one
+    /// perhaps without (std's `split_inclusive_mut`; see [`split`](mod@split)).
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Separators(separator))
+    }
+
+    /// The mutable runs of elements in which `pred` holds for each pair of neighbours (std's
+    /// `chunk_by_mut`; see [`split`](mod@split)).
+    fn par_chunk_by_mut<F>(&mut self, pred: F) -> ChunkByMut<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        split::PiecesMut::new(self.as_parallel_slice_mut(), split::Runs(pred))
     }
 
     /// Sorts the slice, stably (rayon's `par_sort`; std's `sort`).

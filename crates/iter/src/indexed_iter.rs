@@ -1,0 +1,303 @@
+//! [`IndexedParallelIterator`]: the methods of parallel iterators whose items stand one for one
+//! at their indices.
+
+use std::cmp::Ordering;
+
+use crate::adapters::Positions;
+use crate::chain::Rev;
+use crate::cmp;
+use crate::indexed::{Chunks, Enumerate, Hinted, Slice, StepBy, Zip};
+use crate::interleave::{Interleave, InterleaveShortest};
+use crate::plumbing::{DoubleEndedProducer, Hints};
+use crate::{IntoParallelIterator, ParallelIterator};
+
+/// A parallel iterator whose items stand one for one at indices `0..len()`: it can be zipped,
+/// enumerated, stepped and sliced.
+///
+/// Every indexed parallel iterator can also read its ranges back to front
+/// ([`DoubleEndedProducer`]), which [`rev`](IndexedParallelIterator::rev) needs.
+pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
+    /// The number of items.
+    fn len(&self) -> usize {
+        self.base_len()
+    }
+
+    /// Whether there are no items.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Items paired with `other`'s, as long as the shorter.
+    fn zip<Z>(self, other: Z) -> Zip<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        Zip {
+            a: self,
+            b: other.into_par_iter(),
+        }
+    }
+
+    /// Like [`zip`](IndexedParallelIterator::zip), but panics if the lengths differ.
+    fn zip_eq<Z>(self, other: Z) -> Zip<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        let other = other.into_par_iter();
+        let (a, b) = (self.len(), other.len());
+        assert_eq!(
+            a, b,
+            "zip_eq: lengths differ ({a} and {b}): they must be equal"
+        );
+        Zip { a: self, b: other }
+    }
+
+    /// Items with their index.
+    fn enumerate(self) -> Enumerate<Self> {
+        Enumerate { base: self }
+    }
+
+    /// The items in reverse order (rayon's `rev`).
+    fn rev(self) -> Rev<Self> {
+        Rev { base: self }
+    }
+
+    /// Every `step`-th item, starting with the first.
+    ///
+    /// # Panics
+    ///
+    /// If `step` is 0 (as std's and rayon's `step_by`).
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step != 0, "step_by: step 0: must be at least 1");
+        StepBy { base: self, step }
+    }
+
+    /// The first `n` items.
+    fn take(self, n: usize) -> Slice<Self> {
+        Slice {
+            base: self,
+            skip: 0,
+            take: n,
+        }
+    }
+
+    /// All but the first `n` items.
+    fn skip(self, n: usize) -> Slice<Self> {
+        Slice {
+            base: self,
+            skip: n,
+            take: usize::MAX,
+        }
+    }
+
+    /// Shares the items in blocks of at least `min` (each member's share is a whole number of
+    /// blocks; a call with a single block runs on the calling thread alone).
+    fn with_min_len(self, min: usize) -> Hinted<Self> {
+        let hints = Hints {
+            min_len: min,
+            ..self.hints()
+        };
+        Hinted { base: self, hints }
+    }
+
+    /// Hands the items out dynamically in pieces of at most `max` (a larger `with_min_len`
+    /// wins).
+    fn with_max_len(self, max: usize) -> Hinted<Self> {
+        let hints = Hints {
+            max_len: max,
+            ..self.hints()
+        };
+        Hinted { base: self, hints }
+    }
+
+    /// The index of some item for which `pred` is true; stops early.
+    fn position_any<P>(self, pred: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .map(|(i, x)| (i, pred(x)))
+            .find_any(|&(_, hit)| hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The index of the first item for which `pred` is true.
+    fn position_first<P>(self, pred: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .map(|(i, x)| (i, pred(x)))
+            .find_first(|&(_, hit)| hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The index of the last item for which `pred` is true.
+    fn position_last<P>(self, pred: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .map(|(i, x)| (i, pred(x)))
+            .find_last(|&(_, hit)| hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The indices of the items for which `pred` is true, in order.
+    fn positions<P>(self, pred: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions { base: self, pred }
+    }
+
+    /// The items in `Vec`s of `size`, in order, the last one shorter if `size` does not
+    /// divide the length.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn chunks(self, size: usize) -> Chunks<Self> {
+        assert!(size != 0, "chunks: chunk size 0: must be at least 1");
+        Chunks { base: self, size }
+    }
+
+    /// The items of `self` and `other` in turn (`self` first), then the rest of the longer
+    /// one.
+    fn interleave<I>(self, other: I) -> Interleave<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave {
+            a: self,
+            b: other.into_par_iter(),
+        }
+    }
+
+    /// The items of `self` and `other` in turn (`self` first), until the one whose turn it is
+    /// has none left.
+    fn interleave_shortest<I>(self, other: I) -> InterleaveShortest<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        let other = other.into_par_iter();
+        let (na, nb) = (self.len(), other.len());
+        Interleave {
+            a: self.take(na.min(nb.saturating_add(1))),
+            b: other.take(nb.min(na)),
+        }
+    }
+
+    /// Compares the items with `other`'s lexicographically, as std's `Iterator::cmp` (see
+    /// [`cmp`](mod@crate::cmp)).
+    fn cmp<I>(self, other: I) -> Ordering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        cmp::cmp(self, other.into_par_iter())
+    }
+
+    /// Compares the items with `other`'s lexicographically, as std's `Iterator::partial_cmp`.
+    fn partial_cmp<I>(self, other: I) -> Option<Ordering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        cmp::partial_cmp(self, other.into_par_iter())
+    }
+
+    /// Whether the items equal `other`'s, as std's `Iterator::eq`.
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        cmp::eq(self, other.into_par_iter())
+    }
+
+    /// Whether the items differ from `other`'s, as std's `Iterator::ne`.
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !cmp::eq(self, other.into_par_iter())
+    }
+
+    /// Whether the items are lexicographically less than `other`'s, as std's `Iterator::lt`.
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        cmp::partial_cmp(self, other.into_par_iter()) == Some(Ordering::Less)
+    }
+
+    /// Whether the items are lexicographically less than or equal to `other`'s, as std's
+    /// `Iterator::le`.
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            cmp::partial_cmp(self, other.into_par_iter()),
+            Some(Ordering::Less | Ordering::Equal)
+        )
+    }
+
+    /// Whether the items are lexicographically greater than `other`'s, as std's
+    /// `Iterator::gt`.
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        cmp::partial_cmp(self, other.into_par_iter()) == Some(Ordering::Greater)
+    }
+
+    /// Whether the items are lexicographically greater than or equal to `other`'s, as std's
+    /// `Iterator::ge`.
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            cmp::partial_cmp(self, other.into_par_iter()),
+            Some(Ordering::Greater | Ordering::Equal)
+        )
+    }
+
+    /// Splits pairs into `left` and `right`, replacing their contents, in order.
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        left.clear();
+        right.clear();
+        let (mut a, mut b): (Vec<A>, Vec<B>) = self.unzip();
+        left.append(&mut a);
+        right.append(&mut b);
+    }
+
+    /// Collects the items into `target`, replacing its contents, in order.
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        crate::collect::into_vec(self, target);
+    }
+}
