@@ -12,8 +12,12 @@ use asat::gang::GangScheduler;
 
 #[test]
 fn heavy_allocation_under_a_1ms_quantum_does_not_deadlock() {
+    // A stop timeout far above any scheduling delay of a loaded machine (the default, 500 ms,
+    // was once exceeded at load 4 on 2 vCPUs): a late stop here means a thread that could not
+    // stop, not a slow one.
     let sched = GangScheduler::builder()
         .quantum(Duration::from_millis(1))
+        .stop_timeout(Duration::from_secs(20))
         .build()
         .unwrap();
     let p = sched.cpus().len();
