@@ -218,6 +218,19 @@ fn node_unbound_np3_pinned() {
     );
 }
 
+/// A hybrid program (runtime loops between MPI exchanges) computes what a serial run does.
+#[test]
+fn hybrid_stencil_np3() {
+    let f = mpirun(3, &["--bind-to", "none"], "hybrid", &[]);
+    for r in 0..3 {
+        let ctx = format!("rank {r}: {:?}", f[&r]);
+        assert_eq!(num(&f, r, "mismatches"), 0, "{ctx}");
+        assert_eq!(num(&f, r, "runtime_max_threads"), 2, "{ctx}");
+        assert_eq!(num(&f, r, "barriers"), 8, "{ctx}");
+        assert_eq!(num(&f, r, "waits"), 40 + 8, "{ctx}");
+    }
+}
+
 #[test]
 fn bad_settings_are_errors_np2() {
     let f = mpirun(2, &[], "errors", &[]);

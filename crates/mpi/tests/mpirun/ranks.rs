@@ -47,6 +47,7 @@ pub fn run(scenario: &str) {
     match scenario {
         "exchange" => with_hybrid(Hybrid::builder(), &mut out, exchange),
         "node" => with_hybrid(Hybrid::builder(), &mut out, node),
+        "hybrid" => with_hybrid(Hybrid::builder(), &mut out, hybrid),
         "errors" => errors(&mut out),
         "bad_env" => {
             let e = Hybrid::builder()
@@ -227,6 +228,96 @@ fn node(hybrid: &Hybrid, out: &mut String) {
         asat_mpi::mpi::collective::SystemOperation::sum(),
     );
     writeln!(out, "node_sum={total}").unwrap();
+}
+
+/// Points of the periodic 1-D stencil each rank owns, and its iterations.
+const PER_RANK: usize = 3000;
+const STEPS: usize = 40;
+
+fn start_value(g: usize) -> f64 {
+    ((g * 7919) % 1000) as f64 / 1000.0
+}
+
+/// One step of the 3-point average on `x` (halos at both ends) into `next`, by the runtime.
+fn stencil(rt: &asat_core::Runtime, x: &[f64], next: &mut [f64]) {
+    let len = x.len();
+    rt.parallel_slice_mut(
+        &mut next[1..len - 1],
+        Schedule::dynamic(64),
+        |start, out| {
+            for (j, y) in out.iter_mut().enumerate() {
+                let i = start + j + 1;
+                *y = (x[i - 1] + x[i] + x[i + 1]) / 3.0;
+            }
+        },
+    );
+}
+
+/// A hybrid program: a periodic 3-point stencil whose points are split among the ranks, each
+/// rank's part computed by a runtime of 2 threads (parallel loops on the thread that started
+/// MPI, MPI only between them: funneled), the halos exchanged through the waiter, a barrier
+/// every 5 steps. Every rank then runs the whole stencil serially and compares its part.
+fn hybrid(h: &Hybrid, out: &mut String) {
+    let world = h.world();
+    let (me, np) = (world.rank() as usize, world.size() as usize);
+    let rt = h
+        .runtime_builder()
+        .max_threads(2)
+        .build()
+        .expect("a runtime");
+    let left = world.process_at_rank(((me + np - 1) % np) as i32);
+    let right = world.process_at_rank(((me + 1) % np) as i32);
+    let mut x = vec![0.0; PER_RANK + 2];
+    for (i, v) in x[1..=PER_RANK].iter_mut().enumerate() {
+        *v = start_value(me * PER_RANK + i);
+    }
+    let mut next = x.clone();
+    for step in 0..STEPS {
+        {
+            let (lo, rest) = x.split_at_mut(1);
+            let (mid, hi) = rest.split_at_mut(PER_RANK);
+            let (first, last) = (&mid[..1], &mid[PER_RANK - 1..]);
+            asat_mpi::mpi::request::scope(|scope| {
+                // tag 0 travels left and lands in the right halo; tag 1 the other way
+                let reqs = vec![
+                    left.immediate_receive_into_with_tag(scope, lo, 1),
+                    right.immediate_receive_into_with_tag(scope, hi, 0),
+                    left.immediate_send_with_tag(scope, first, 0),
+                    right.immediate_send_with_tag(scope, last, 1),
+                ];
+                h.waiter().wait_all(reqs);
+            });
+        }
+        stencil(&rt, &x, &mut next);
+        std::mem::swap(&mut x, &mut next);
+        if step % 5 == 4 {
+            h.waiter().barrier(world);
+        }
+    }
+    let single = asat_core::Runtime::builder()
+        .max_threads(1)
+        .build()
+        .expect("a runtime");
+    let n = PER_RANK * np;
+    let mut whole: Vec<f64> = (0..n + 2).map(|g| start_value((g + n - 1) % n)).collect();
+    let mut whole_next = whole.clone();
+    for _ in 0..STEPS {
+        whole[0] = whole[n];
+        whole[n + 1] = whole[1];
+        stencil(&single, &whole, &mut whole_next);
+        std::mem::swap(&mut whole, &mut whole_next);
+    }
+    let mine = &whole[1 + me * PER_RANK..1 + (me + 1) * PER_RANK];
+    let mismatches = mine
+        .iter()
+        .zip(&x[1..=PER_RANK])
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    writeln!(out, "mismatches={mismatches}").unwrap();
+    writeln!(out, "runtime_max_threads={}", rt.max_threads()).unwrap();
+    let s = h.waiter().stats();
+    writeln!(out, "waits={}", s.waits).unwrap();
+    writeln!(out, "barriers={}", s.barriers).unwrap();
 }
 
 /// A CPU list as `a b c` (the `,` and `-` of CpuSet's Display are kept for humans).
