@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the workspace needs on a fresh Debian/Ubuntu machine, when missing:
-# gcc with libgomp (the C OpenMP peer), pkg-config, and hwloc + udev headers (asat-pools links
-# libhwloc through hwlocality). Sourced by scripts/demo and scripts/test.
+# gcc with libgomp (the C OpenMP peer), pkg-config, hwloc + udev headers (asat-pools links
+# libhwloc through hwlocality), and Open MPI with libclang (asat-mpi builds on rsmpi, whose
+# bindings bindgen generates with libclang; its tests run mpirun). Sourced by scripts/demo and
+# scripts/test.
 set -euo pipefail
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -23,11 +25,22 @@ fi
 if ! pkg-config --exists libudev 2>/dev/null; then
     need+=(libudev-dev)
 fi
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+if ! pkg-config --exists ompi-c 2>/dev/null; then
+    need+=(libopenmpi-dev)
+fi
+if [ -z "${LIBCLANG_PATH:-}" ] &&
+    ! compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null &&
+    ! compgen -G '/usr/lib/*/libclang.so' >/dev/null &&
+    ! compgen -G '/usr/lib64/libclang.so' >/dev/null; then
+    need+=(libclang-dev)
+fi
 if ((${#need[@]})); then
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "setup: apt-get not found (not Debian/Ubuntu?): install by hand gcc with OpenMP" \
-            "(libgomp), pkg-config, and the development files of hwloc >= 2.0 and libudev" \
-            "(Debian/Ubuntu names: ${need[*]}), then rerun" >&2
+            "(libgomp), pkg-config, the development files of hwloc >= 2.0 and libudev, Open MPI" \
+            "(mpirun and its development files) and libclang (Debian/Ubuntu names: ${need[*]})," \
+            "then rerun" >&2
         exit 1
     fi
     if [ "$(id -u)" = 0 ]; then

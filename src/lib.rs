@@ -10,6 +10,8 @@
 //! - [`pools`] (`asat-pools`): processor pools for NUMA machines.
 //! - [`gang`] (`asat-gang`): gang scheduling with coordinated switching.
 //! - [`implicit`] (`asat-implicit`): two-phase adaptive barriers.
+//! - `mpi` (`asat-mpi`, with the `mpi` feature): hybrid MPI + asat programs, each rank's
+//!   runtime within its share of the node, two-phase waiting for MPI requests and barriers.
 //!
 //! ```
 //! use asat::prelude::*;
@@ -33,4 +35,6 @@ pub use asat_iter as iter;
 pub use asat_iter::{
     in_place_scope, in_place_scope_fifo, prelude, scope, scope_fifo, slice, str, Scope, ScopeFifo,
 };
+#[cfg(feature = "mpi")]
+pub use asat_mpi as mpi;
 pub use asat_pools as pools;

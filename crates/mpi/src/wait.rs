@@ -1,0 +1,536 @@
+//! [`Waiter`]: two-phase waiting for MPI requests and collectives, with asat-implicit's
+//! strategies and statistics.
+//!
+//! # The protocol
+//!
+//! A wait first tests its requests once (`MPI_Test`); requests that are done cost nothing
+//! more. Otherwise it has two phases:
+//!
+//! 1. **Spin**: test the requests back to back for the strategy's spin time, so that a partner
+//!    that is running and about to send is answered without giving up the CPU.
+//! 2. **Block**: stop using the CPU: sleep, test, and sleep again, with naps of 50 µs, 100 µs,
+//!    200 µs, ... doubling up to the *sleep cap* (default 1 ms, [`Waiter::with_sleep_cap`],
+//!    `ASAT_MPI_SLEEP_CAP_US`), until the requests are done.
+//!
+//! Why sleeping and not a blocking call: Open MPI's default progress has no wait that gives
+//! up the CPU. `MPI_Wait` polls the transports in a loop (with `mpi_yield_when_idle` it calls
+//! `sched_yield` between polls, which gives the CPU away only to a thread that is ready on
+//! the same CPU, and keeps the CPU busy otherwise). Nothing wakes a sleeping rank when a
+//! message arrives, so the block phase polls at a falling rate instead. Its costs: the
+//! completion is seen up to one nap late, so at most about the time already waited (naps
+//! double) and never more than the cap plus the kernel's timer slack (50 µs by default);
+//! and one `MPI_Test` and two context switches per nap, about a thousand a second at a 1 ms
+//! cap, which is well under 1% of a CPU. A shorter cap answers sooner and wakes more often.
+//!
+//! # Which spin time, and what is learned
+//!
+//! - [`Waiter::wait`] (one request) is the paper's *read*: it spins the strategy's
+//!   [`read_spin`](TwoPhase::read_spin) (`S`, twice the context-switch cost) and learns
+//!   nothing, as asat-implicit's [`Flag`](asat_implicit::Flag) does.
+//! - [`Waiter::wait_all`] completes an exchange (the sends and receives of a step), which
+//!   holds a rank until its partners reach the same step, as a barrier does: it spins the
+//!   strategy's [`barrier_spin`](TwoPhase::barrier_spin) and records its wait
+//!   ([`record_wait`](TwoPhase::record_wait), or
+//!   [`record_short_wait`](TwoPhase::record_short_wait) when the requests were done at the
+//!   first test), from which [`AdaptiveLocal`](asat_implicit::AdaptiveLocal) learns.
+//! - [`Waiter::barrier`] does the same. Its collective is `MPI_Ibarrier`, except where a
+//!   strategy learns from each episode's **imbalance**, as
+//!   [`AdaptiveGlobal`](asat_implicit::AdaptiveGlobal) does
+//!   ([`wants_imbalance`](TwoPhase::wants_imbalance)). Across ranks no one sees every
+//!   arrival, so the barrier carries the times: it is a non-blocking all-reduce
+//!   (`MPI_Iallreduce`, maximum) of this rank's time from its previous barrier to its arrival
+//!   `t`, `-t`, a flag for "no previous barrier" and a flag for "my strategy wants the
+//!   imbalance". Every rank gets the largest and smallest `t`, whose difference is the spread
+//!   of the arrivals when the ranks left the previous barrier together, with no clock compared
+//!   across ranks (they may be on other nodes), and records it
+//!   ([`record_imbalance`](TwoPhase::record_imbalance)): every rank's `global` estimator learns
+//!   from the same episodes. A reduction cannot complete on any rank before every rank has
+//!   contributed, so it is a barrier. Its price: on this project's 2-CPU machine (shared and
+//!   noisy), 2 ranks
+//!   bound to a core each, an `MPI_Iallreduce` took about 2 µs more than an `MPI_Ibarrier`
+//!   (2.4-5 µs against 0.7-3.4 µs, tested in a loop); with 3 ranks on the 2 CPUs the two
+//!   were equal (7-8 µs). So only strategies that learn from it pay it.
+//!
+//! How the ranks agree on the collective (they must: mismatched collectives are erroneous MPI
+//! and may hang): a waiter's **first** barrier is always the all-reduce, and its flags tell
+//! every rank whether any rank's strategy wants the imbalance. If none does, all ranks' later
+//! barriers on that waiter use `MPI_Ibarrier`; if any does, all use the all-reduce (and every
+//! rank, whatever its strategy, gets the imbalance in its statistics). Ranks may thus mix
+//! strategies. The first barrier returns no imbalance (no rank had a previous one).
+//!
+//! A waiter's first barrier settles its collective for every communicator it is used with,
+//! and `t` is measured from its previous barrier on whatever communicator: give each
+//! communicator its own waiter, or use a waiter first on the widest communicator it serves
+//! (world), so that all ranks settle the same way.
+//!
+//! # Threads
+//!
+//! A waiter calls MPI on the calling thread. Under `MPI_THREAD_FUNNELED` (what
+//! [`Hybrid`](crate::Hybrid) requests by default) that must be the thread that initialised MPI:
+//! call the waiter outside parallel regions, or in a region only from member 0, the thread that
+//! started it. Its statistics are atomics, so a waiter may be shared where the threading level
+//! allows MPI calls from several threads.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use asat_implicit::{AnyStrategy, TwoPhase};
+use mpi::collective::SystemOperation;
+use mpi::point_to_point::Status;
+use mpi::request::{Request, Scope};
+use mpi::traits::{Communicator, CommunicatorCollectives};
+
+use crate::error::{MAX_SLEEP_CAP, MIN_SLEEP_CAP};
+use crate::Error;
+
+/// The default [sleep cap](Waiter::with_sleep_cap).
+pub const DEFAULT_SLEEP_CAP: Duration = Duration::from_millis(1);
+
+/// The first nap of the block phase (Linux's default timer slack: a shorter sleep does not
+/// wake sooner).
+pub const FIRST_NAP: Duration = Duration::from_micros(50);
+
+const NONE: u64 = u64::MAX;
+
+/// A waiter's first barrier: an all-reduce that also settles the mode.
+const MODE_FIRST: u8 = 0;
+/// No rank's strategy wants the imbalance: `MPI_Ibarrier`.
+const MODE_IBARRIER: u8 = 1;
+/// Some rank's does: `MPI_Iallreduce` of the times.
+const MODE_IALLREDUCE: u8 = 2;
+
+/// What a [`Waiter`] has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitStats {
+    /// Calls of `wait`, `wait_all` and `barrier`:
+    /// `immediate + spin_successes + blocks`.
+    pub waits: u64,
+    /// Of which `barrier` calls.
+    pub barriers: u64,
+    /// Waits whose requests were done at the first test.
+    pub immediate: u64,
+    /// Waits that ended in the spin phase.
+    pub spin_successes: u64,
+    /// Waits that reached the block phase.
+    pub blocks: u64,
+    /// Naps taken in block phases.
+    pub naps: u64,
+    /// Time spent in waits that did not end at once (spinning and napping).
+    pub waited: Duration,
+    /// Barriers whose imbalance was learned (when some rank's strategy wants it: all but the
+    /// waiter's first barrier).
+    pub imbalances: u64,
+    /// The imbalance of the last barrier that learned one.
+    pub last_imbalance: Option<Duration>,
+    /// The spin time a barrier or `wait_all` would use now.
+    pub spin: Duration,
+    /// The strategy's imbalance estimate, if it keeps one.
+    pub imbalance: Option<Duration>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    waits: AtomicU64,
+    barriers: AtomicU64,
+    immediate: AtomicU64,
+    spun: AtomicU64,
+    blocks: AtomicU64,
+    naps: AtomicU64,
+    waited_ns: AtomicU64,
+    imbalances: AtomicU64,
+    last_imbalance_ns: AtomicU64,
+}
+
+/// How one wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Immediate,
+    Spun(Duration),
+    Blocked { waited: Duration, naps: u64 },
+}
+
+/// Waits for MPI requests and barriers: spin by testing for the strategy's spin time, then
+/// sleep with a bounded back-off while testing (the module docs give the protocol).
+///
+/// ```no_run
+/// use asat_implicit::AdaptiveGlobal;
+/// use asat_mpi::Waiter;
+/// use asat_mpi::mpi::traits::*;
+///
+/// let universe = asat_mpi::mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let waiter = Waiter::new(AdaptiveGlobal::new());
+/// let (rank, size) = (world.rank(), world.size());
+/// let send = [rank as u64; 4];
+/// let mut recv = [0u64; 4];
+/// asat_mpi::mpi::request::scope(|scope| {
+///     let to = world.process_at_rank((rank + 1) % size);
+///     let from = world.process_at_rank((rank + size - 1) % size);
+///     let r = from.immediate_receive_into(scope, &mut recv[..]);
+///     let s = to.immediate_send(scope, &send[..]);
+///     waiter.wait_all(vec![r, s]);
+/// });
+/// waiter.barrier(&world);
+/// println!("{:?}", waiter.stats());
+/// ```
+#[derive(Debug)]
+pub struct Waiter<S = AnyStrategy> {
+    strategy: S,
+    sleep_cap: Duration,
+    epoch: Instant,
+    /// When this waiter's last barrier completed, in nanoseconds since `epoch` (`NONE`: never).
+    last_barrier_ns: AtomicU64,
+    /// Which collective its barriers use (`MODE_*`), settled by its first barrier.
+    mode: AtomicU8,
+    counters: Counters,
+}
+
+impl<S: TwoPhase> Waiter<S> {
+    /// A waiter with `strategy` and the default sleep cap (1 ms).
+    pub fn new(strategy: S) -> Self {
+        Self {
+            strategy,
+            sleep_cap: DEFAULT_SLEEP_CAP,
+            epoch: Instant::now(),
+            last_barrier_ns: AtomicU64::new(NONE),
+            mode: AtomicU8::new(MODE_FIRST),
+            counters: Counters::default(),
+        }
+    }
+
+    /// A waiter whose block phase naps at most `cap` between tests (between 1 µs and 1 s).
+    ///
+    /// ```
+    /// use asat_implicit::Block;
+    /// use asat_mpi::Waiter;
+    /// use std::time::Duration;
+    /// let w = Waiter::with_sleep_cap(Block, Duration::from_micros(200))?;
+    /// assert_eq!(w.sleep_cap(), Duration::from_micros(200));
+    /// let e = Waiter::with_sleep_cap(Block, Duration::ZERO).unwrap_err();
+    /// assert_eq!(e.to_string(), "sleep cap 0ns: must be between 1µs and 1s");
+    /// # Ok::<(), asat_mpi::Error>(())
+    /// ```
+    pub fn with_sleep_cap(strategy: S, cap: Duration) -> Result<Self, Error> {
+        if !(MIN_SLEEP_CAP..=MAX_SLEEP_CAP).contains(&cap) {
+            return Err(Error::sleep_cap(cap));
+        }
+        let mut w = Self::new(strategy);
+        w.sleep_cap = cap;
+        Ok(w)
+    }
+
+    /// The strategy.
+    pub fn strategy(&self) -> &S {
+        &self.strategy
+    }
+
+    /// The longest nap of the block phase.
+    pub fn sleep_cap(&self) -> Duration {
+        self.sleep_cap
+    }
+
+    /// Waits for one request (a read: spins `S`, learns nothing) and returns its status.
+    pub fn wait<'a, D: ?Sized, Sc: Scope<'a>>(&self, request: Request<'a, D, Sc>) -> Status {
+        let mut pending = Some(request);
+        let mut status = None;
+        let phase = self.two_phase(self.strategy.read_spin(), || {
+            test_one(&mut pending, &mut status)
+        });
+        self.count(phase);
+        status.expect("a completed wait has its status")
+    }
+
+    /// Waits for all `requests` (an exchange: spins the barrier spin time and records the
+    /// wait) and returns their statuses in the same order.
+    pub fn wait_all<'a, D: ?Sized, Sc: Scope<'a>>(
+        &self,
+        requests: Vec<Request<'a, D, Sc>>,
+    ) -> Vec<Status> {
+        let mut statuses: Vec<Option<Status>> = requests.iter().map(|_| None).collect();
+        let mut pending: Vec<Option<Request<'a, D, Sc>>> = requests.into_iter().map(Some).collect();
+        let mut left = pending.len();
+        let phase = self.two_phase(self.strategy.barrier_spin(), || {
+            for (req, status) in pending.iter_mut().zip(statuses.iter_mut()) {
+                if req.is_some() && test_one(req, status) {
+                    left -= 1;
+                }
+            }
+            left == 0
+        });
+        self.count(phase);
+        self.learn_wait(phase);
+        statuses
+            .into_iter()
+            .map(|s| s.expect("a completed wait has every status"))
+            .collect()
+    }
+
+    /// A barrier of every rank of `comm`, waited for two-phase; returns the episode's
+    /// imbalance when this waiter's barriers learn it (the module docs say when and how).
+    ///
+    /// Every rank of `comm` must call it, as any collective; ranks may use different
+    /// strategies.
+    pub fn barrier<C: Communicator + ?Sized>(&self, comm: &C) -> Option<Duration> {
+        let spin = self.strategy.barrier_spin();
+        if self.mode.load(Ordering::Relaxed) == MODE_IBARRIER {
+            let mut pending = Some(comm.immediate_barrier());
+            let mut status = None;
+            let phase = self.two_phase(spin, || test_one(&mut pending, &mut status));
+            self.barrier_done(phase);
+            return None;
+        }
+        let arrived = self.now_ns();
+        let last = self.last_barrier_ns.load(Ordering::Relaxed);
+        let (since, unknown) = if last == NONE {
+            (0, 1)
+        } else {
+            (to_i64(arrived.saturating_sub(last)), 0)
+        };
+        let wants = i64::from(self.strategy.wants_imbalance());
+        let send = [since, -since, unknown, wants];
+        let mut recv = [0i64; 4];
+        let phase = mpi::request::scope(|scope| {
+            let req = comm.immediate_all_reduce_into(
+                scope,
+                &send[..],
+                &mut recv[..],
+                SystemOperation::max(),
+            );
+            let mut pending = Some(req);
+            let mut status = None;
+            self.two_phase(spin, || test_one(&mut pending, &mut status))
+        });
+        self.barrier_done(phase);
+        // every rank saw the same flags: all settle on the same collective
+        let mode = if recv[3] != 0 {
+            MODE_IALLREDUCE
+        } else {
+            MODE_IBARRIER
+        };
+        self.mode.store(mode, Ordering::Relaxed);
+        let imbalance = spread([recv[0], recv[1], recv[2]])?;
+        self.counters.imbalances.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .last_imbalance_ns
+            .store(nanos(imbalance), Ordering::Relaxed);
+        if self.strategy.wants_imbalance() {
+            self.strategy.record_imbalance(imbalance);
+        }
+        Some(imbalance)
+    }
+
+    fn barrier_done(&self, phase: Phase) {
+        self.last_barrier_ns.store(self.now_ns(), Ordering::Relaxed);
+        self.counters.barriers.fetch_add(1, Ordering::Relaxed);
+        self.count(phase);
+        self.learn_wait(phase);
+    }
+
+    /// What this waiter has done so far.
+    pub fn stats(&self) -> WaitStats {
+        let c = &self.counters;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let imbalances = load(&c.imbalances);
+        WaitStats {
+            waits: load(&c.waits),
+            barriers: load(&c.barriers),
+            immediate: load(&c.immediate),
+            spin_successes: load(&c.spun),
+            blocks: load(&c.blocks),
+            naps: load(&c.naps),
+            waited: Duration::from_nanos(load(&c.waited_ns)),
+            imbalances,
+            last_imbalance: (imbalances > 0)
+                .then(|| Duration::from_nanos(load(&c.last_imbalance_ns))),
+            spin: self.strategy.barrier_spin(),
+            imbalance: self.strategy.imbalance_estimate(),
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        nanos(self.epoch.elapsed())
+    }
+
+    /// Tests with `done` until it returns true: once, then for `spin`, then between naps.
+    fn two_phase(&self, spin: Duration, mut done: impl FnMut() -> bool) -> Phase {
+        if done() {
+            return Phase::Immediate;
+        }
+        let start = Instant::now();
+        if !spin.is_zero() {
+            loop {
+                if done() {
+                    return Phase::Spun(start.elapsed());
+                }
+                if start.elapsed() >= spin {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let mut nap = FIRST_NAP.min(self.sleep_cap);
+        let mut naps = 0;
+        loop {
+            std::thread::sleep(nap);
+            naps += 1;
+            if done() {
+                return Phase::Blocked {
+                    waited: start.elapsed(),
+                    naps,
+                };
+            }
+            nap = next_nap(nap, self.sleep_cap);
+        }
+    }
+
+    fn count(&self, phase: Phase) {
+        let c = &self.counters;
+        c.waits.fetch_add(1, Ordering::Relaxed);
+        match phase {
+            Phase::Immediate => {
+                c.immediate.fetch_add(1, Ordering::Relaxed);
+            }
+            Phase::Spun(waited) => {
+                c.spun.fetch_add(1, Ordering::Relaxed);
+                c.waited_ns.fetch_add(nanos(waited), Ordering::Relaxed);
+            }
+            Phase::Blocked { waited, naps } => {
+                c.blocks.fetch_add(1, Ordering::Relaxed);
+                c.naps.fetch_add(naps, Ordering::Relaxed);
+                c.waited_ns.fetch_add(nanos(waited), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn learn_wait(&self, phase: Phase) {
+        match phase {
+            Phase::Immediate => self.strategy.record_short_wait(),
+            Phase::Spun(waited) => self.strategy.record_wait(waited, false),
+            Phase::Blocked { waited, .. } => self.strategy.record_wait(waited, true),
+        }
+    }
+}
+
+/// Tests the request in `pending`, if any; when it is done, stores its status and returns
+/// true.
+fn test_one<'a, D: ?Sized, Sc: Scope<'a>>(
+    pending: &mut Option<Request<'a, D, Sc>>,
+    status: &mut Option<Status>,
+) -> bool {
+    let Some(req) = pending.take() else {
+        return true;
+    };
+    match req.test() {
+        Ok(s) => {
+            *status = Some(s);
+            true
+        }
+        Err(req) => {
+            *pending = Some(req);
+            false
+        }
+    }
+}
+
+/// The nap after `nap`: twice as long, at most `cap`.
+fn next_nap(nap: Duration, cap: Duration) -> Duration {
+    nap.saturating_mul(2).min(cap)
+}
+
+/// The barrier's reduced `[max t, -min t, any unknown]` as the imbalance `max t - min t`.
+fn spread(recv: [i64; 3]) -> Option<Duration> {
+    if recv[2] != 0 {
+        return None;
+    }
+    let v = recv[0].saturating_add(recv[1]);
+    Some(Duration::from_nanos(u64::try_from(v).unwrap_or(0)))
+}
+
+fn to_i64(ns: u64) -> i64 {
+    i64::try_from(ns).unwrap_or(i64::MAX)
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asat_implicit::{Block, Spin};
+    use std::cell::Cell;
+
+    #[test]
+    fn spread_is_max_minus_min_unless_a_rank_had_no_previous_barrier() {
+        assert_eq!(spread([900, -100, 0]), Some(Duration::from_nanos(800)));
+        assert_eq!(spread([5, -5, 0]), Some(Duration::ZERO));
+        assert_eq!(spread([900, -100, 1]), None);
+    }
+
+    #[test]
+    fn block_never_spins_and_spin_never_naps() {
+        let calls = Cell::new(0);
+        let b = Waiter::new(Block);
+        let phase = b.two_phase(Duration::ZERO, || {
+            calls.set(calls.get() + 1);
+            calls.get() == 4
+        });
+        assert!(matches!(phase, Phase::Blocked { naps: 3, .. }), "{phase:?}");
+        let s = Waiter::new(Spin);
+        calls.set(0);
+        let phase = s.two_phase(Duration::MAX, || {
+            calls.set(calls.get() + 1);
+            calls.get() == 1000
+        });
+        assert!(matches!(phase, Phase::Spun(_)), "{phase:?}");
+        assert_eq!(s.two_phase(Duration::MAX, || true), Phase::Immediate);
+    }
+
+    #[test]
+    fn counts_add_up() {
+        let w = Waiter::new(Block);
+        for phase in [
+            Phase::Immediate,
+            Phase::Spun(Duration::from_micros(3)),
+            Phase::Blocked {
+                waited: Duration::from_micros(100),
+                naps: 2,
+            },
+        ] {
+            w.count(phase);
+        }
+        let s = w.stats();
+        assert_eq!(
+            (s.waits, s.immediate, s.spin_successes, s.blocks),
+            (3, 1, 1, 1)
+        );
+        assert_eq!(s.naps, 2);
+        assert_eq!(s.waited, Duration::from_micros(103));
+        assert_eq!(s.last_imbalance, None);
+    }
+
+    #[test]
+    fn sleep_cap_is_checked_and_bounds_the_naps() {
+        assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(2)).is_err());
+        assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(1)).is_ok());
+        let us = Duration::from_micros;
+        let naps = |cap: Duration| {
+            std::iter::successors(Some(FIRST_NAP.min(cap)), |&n| Some(next_nap(n, cap)))
+                .take(7)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            naps(DEFAULT_SLEEP_CAP),
+            [
+                us(50),
+                us(100),
+                us(200),
+                us(400),
+                us(800),
+                us(1000),
+                us(1000)
+            ]
+        );
+        assert_eq!(naps(us(10)), [us(10); 7]);
+    }
+}
