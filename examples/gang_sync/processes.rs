@@ -382,6 +382,7 @@ pub fn child(args: &Args) -> Result<(), String> {
             GangScheduler::builder()
                 .quantum(Duration::from_secs_f64(args.quantum_ms / 1e3))
                 .cpus(cpus.iter().copied().collect())
+                .shared(true)
                 .shared_dir(dir)
                 .build()
                 .map_err(|e| format!("gang scheduler: {e}"))?,

@@ -219,6 +219,7 @@ fn gang_worker(args: &Args, p: usize) -> Result<(), String> {
         .as_ref()
         .ok_or("gang-procs needs the folder of the gang domain (--gang-dir)")?;
     let sched = GangScheduler::builder()
+        .shared(true)
         .shared_dir(dir)
         .build()
         .map_err(|e| format!("gang scheduler: {e}"))?;
