@@ -147,7 +147,9 @@
 //! `--max-seconds` (per cell, default 0.8), `--reps` (median of repetitions),
 //! `--baseline-reps` (runs of the load-1 gang-spin baseline per repetition, default 3),
 //! `--threads`, `--quantum-ms`, `--methods`, `--var-us` (VAR when `--var-equal-grain` is not
-//! given, default 0). It prints progress with the share of the CPUs the process got in each
+//! given, default 0), `--processes` (every gang a process of its own: gang-spin gangs then
+//! meet in a shared domain made for the run, and the switch time is the elected process's
+//! domain stop time). It prints progress with the share of the CPUs the process got in each
 //! cell (busy-waiting methods should get all of them; a cell where they did not is flagged as
 //! disturbed by outside load) and a table, and writes `gang.csv`, `gang_model.csv` (the
 //! model's prediction and error at every load and grain, with the inputs each used, none from

@@ -1,9 +1,15 @@
 //! Child processes of the comparison examples (copies of a job), watched together: each
 //! child's stdout is read by a thread as it comes (a long output never fills the pipe), and
-//! children still running at a deadline are killed.
+//! children still running at a deadline are killed. A [`Talker`] is a child spoken to in
+//! lines (commands on its stdin, answers awaited with a deadline), killed when dropped. A
+//! [`Relaunch`] starts an example again in its child mode, or, in the example's tests, the
+//! test that stands for it.
 
-use std::io::{self, BufRead, BufReader};
-use std::process::{Child, ExitStatus};
+use std::ffi::OsStr;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -88,6 +94,198 @@ pub fn wait_all(
     }
 }
 
+/// How an example starts itself again in a child mode (a job, a gang): its own program with
+/// the child's arguments, or, in the example's unit tests, the test binary running one test
+/// (normally ignored) that stands for the child mode, the arguments passed in an environment
+/// variable, one per line (so an argument must not hold a newline), which that test reads
+/// with [`Relaunch::test_args`].
+#[derive(Clone, Debug)]
+pub struct Relaunch {
+    exe: PathBuf,
+    /// The test's full name and the variable.
+    test: Option<(String, String)>,
+}
+
+impl Relaunch {
+    /// This program (`current_exe`).
+    pub fn this_program() -> io::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe()?,
+            test: None,
+        })
+    }
+
+    /// The running test binary, running only the test `name` (its full path, such as
+    /// `procs::tests::child`, ignored or not) with the child's arguments in `env`.
+    pub fn test(name: &str, env: &str) -> io::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe()?,
+            test: Some((name.to_string(), env.to_string())),
+        })
+    }
+
+    /// A command that starts the child with `args`.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(&self.exe);
+        match &self.test {
+            None => {
+                cmd.args(args);
+            }
+            Some((name, env)) => {
+                let lines: Vec<String> = args
+                    .into_iter()
+                    .map(|a| a.as_ref().to_string_lossy().into_owned())
+                    .collect();
+                cmd.args([
+                    name.as_str(),
+                    "--exact",
+                    "--include-ignored",
+                    "--nocapture",
+                    "-q",
+                ])
+                .env(env, lines.join("\n"));
+            }
+        }
+        cmd
+    }
+
+    /// In the test that stands for the child mode: the arguments in `env`, after `program`
+    /// (as `std::env::args` would give them); `None` when the test was not started by a
+    /// [`Relaunch`].
+    pub fn test_args(env: &str, program: &str) -> Option<Vec<String>> {
+        let v = std::env::var(env).ok()?;
+        let args = (!v.is_empty()).then(|| v.split('\n').map(str::to_string));
+        Some(
+            std::iter::once(program.to_string())
+                .chain(args.into_iter().flatten())
+                .collect(),
+        )
+    }
+}
+
+/// A child spoken to in lines: commands are written to its stdin, its stdout lines are read
+/// by a thread as they come and awaited with a deadline. Dropped, it is killed (if still
+/// running) and reaped, so an error on any path leaves no child behind.
+#[derive(Debug)]
+pub struct Talker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Talker {
+    /// Starts `cmd` with its stdin and stdout piped (its stderr as `cmd` says).
+    pub fn spawn(cmd: &mut Command) -> io::Result<Self> {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().expect("the child's stdout is piped"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            child,
+            stdin,
+            lines,
+        })
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `line` and a newline to the child's stdin.
+    pub fn send(&mut self, line: &str) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin already closed"))?;
+        stdin.write_all(line.as_bytes())?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
+    }
+
+    /// Waits until `deadline` for a stdout line that starts with `prefix` and returns the rest
+    /// of it; lines before it are skipped. Errors: `TimedOut` at the deadline, `UnexpectedEof`
+    /// when the child closed its stdout first (its exit status in the message when it has
+    /// exited).
+    pub fn expect(&mut self, prefix: &str, deadline: Instant) -> io::Result<String> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return Ok(rest.to_string());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no line starting with {prefix:?} in time"),
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self
+                        .wait_until(Instant::now() + Duration::from_millis(200))
+                        .ok()
+                        .flatten();
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        match status {
+                            Some(s) => {
+                                format!("it ended ({s}) before a line starting with {prefix:?}")
+                            }
+                            None => format!(
+                                "it closed its output before a line starting with {prefix:?}"
+                            ),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Closes the child's stdin and waits until `deadline` for it to exit; kills it then.
+    /// Returns its exit status, `None` when it had to be killed.
+    pub fn finish(mut self, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+        self.stdin = None;
+        self.wait_until(deadline)
+    }
+
+    fn wait_until(&mut self, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(Some(status));
+            }
+            if Instant::now() >= deadline {
+                self.child.kill()?;
+                self.child.wait()?;
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Talker {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +318,75 @@ mod tests {
         }
         assert!(matches!(out[1], Outcome::TimedOut));
         assert!(matches!(&out[2], Outcome::Exited { status, .. } if status.code() == Some(3)));
+    }
+
+    fn talker(script: &str) -> Talker {
+        Talker::spawn(Command::new("sh").args(["-c", script])).unwrap()
+    }
+
+    #[test]
+    fn talker_answers_skips_and_times_out() {
+        let soon = || Instant::now() + Duration::from_secs(20);
+        let mut t = talker("echo noise; echo READY; read a; echo \"GOT $a\"; read b; exit 4");
+        assert_eq!(t.expect("READY", soon()).unwrap(), "");
+        t.send("ping").unwrap();
+        assert_eq!(t.expect("GOT ", soon()).unwrap(), "ping");
+        let e = t
+            .expect("NEVER", Instant::now() + Duration::from_millis(50))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        let status = t.finish(soon()).unwrap().unwrap();
+        assert_eq!(status.code(), Some(4));
+
+        let mut t = talker("exit 3");
+        let e = t.expect("READY", soon()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("exit status: 3"), "{e}");
+
+        // A child that ignores its stdin is killed at the deadline of `finish`.
+        let t = talker("exec sleep 30");
+        assert_eq!(
+            t.finish(Instant::now() + Duration::from_millis(50))
+                .unwrap(),
+            None
+        );
+    }
+
+    const CHILD_ENV: &str = "ASAT_PEERS_TEST_CHILD_ARGS";
+
+    /// Stands for a child mode: echoes its arguments, then the first line of its stdin.
+    #[test]
+    #[ignore = "the child of relaunch_runs_the_test_that_stands_for_the_child"]
+    fn relaunched_child() {
+        let Some(args) = Relaunch::test_args(CHILD_ENV, "prog") else {
+            return;
+        };
+        println!("ARGS {}", args.join("|"));
+        let mut line = String::new();
+        io::stdin().read_line(&mut line).unwrap();
+        println!("GOT {}", line.trim());
+    }
+
+    #[test]
+    fn relaunch_runs_the_test_that_stands_for_the_child() {
+        let soon = || Instant::now() + Duration::from_secs(60);
+        let r = Relaunch::test("procs::tests::relaunched_child", CHILD_ENV).unwrap();
+        let mut t = Talker::spawn(&mut r.command(["--a", "b c", ""])).unwrap();
+        assert_eq!(t.expect("ARGS ", soon()).unwrap(), "prog|--a|b c|");
+        t.send("hello").unwrap();
+        assert_eq!(t.expect("GOT ", soon()).unwrap(), "hello");
+        assert!(t.finish(soon()).unwrap().unwrap().success());
+    }
+
+    #[test]
+    fn a_dropped_talker_kills_its_child() {
+        let t = talker("exec sleep 30");
+        let pid = t.id() as i32;
+        drop(t);
+        // Reaped by the drop: the pid no longer names our child.
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("sleep"));
+        assert!(!alive);
     }
 }

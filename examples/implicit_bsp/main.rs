@@ -1,0 +1,507 @@
+//! The implicit-coscheduling paper's Figure 13 on this machine: bulk-synchronous jobs, several
+//! at once as separate processes, under each waiting strategy.
+//!
+//! ```text
+//! cargo run --release --example implicit_bsp -- --patterns barrier,news,transpose \
+//!     --grains-us fine,medium,coarse --imbalance low,high \
+//!     --strategies block,spin,fixed,local,global,std,gang,gang-procs --jobs 3 --out out/implicit
+//! ```
+//!
+//! Each job has one thread per CPU. Every phase, each thread computes for a time drawn from
+//! `U(g - v/2, g + v/2)` (calibrated busy work, not a clock: a descheduled thread does not
+//! progress), then communicates:
+//!
+//! - `barrier`: one barrier;
+//! - `news`: a barrier, then one read from each grid neighbour (north, east, south, west on a
+//!   torus of the threads; duplicates and self dropped), each followed by `c` of computation,
+//!   then a closing barrier;
+//! - `transpose`: a barrier, then `P - 1` reads, the `i`-th from thread `(p + i) mod P`, each
+//!   followed by `c`, then a closing barrier.
+//!
+//! A read waits on the partner's [`Flag`] until the partner has published the same step: it
+//! completes only once the partner is running. Strategies: `block`, `spin`, `fixed` (`2 cs`),
+//! `local`, `global` (asat-implicit, barrier and reads), and `std` (`std::sync::Barrier` for the
+//! barriers, reads blocking at once), and explicit coscheduling, the paper's baseline
+//! (asat-gang; each job one gang, a runtime with the gang policy, barriers and reads
+//! busy-waiting), two ways:
+//!
+//! - `gang`: the jobs are runtimes of this process, gangs of one `GangScheduler`;
+//! - `gang-procs`: each job is a separate process, as for the other strategies, with a
+//!   `GangScheduler` of its own that joins a shared gang domain (`shared_dir`: a folder made
+//!   for the run under the temporary folder, mode 0700, removed at the end, so that only this
+//!   run's jobs take part); one job's scheduler is elected and rotates the gangs, each job
+//!   stops and resumes its own threads. Its progress lines add the elected job's mean and
+//!   longest switch across processes (from the stop's announcement to the last job's
+//!   acknowledgement).
+//!
+//! Both run the same loop on the same scheduler settings (20 ms quantum), so their difference
+//! is the cost of coordinating the gangs across processes.
+//!
+//! Granularities `fine`, `medium`, `coarse` are `0.5`, `5` and `250` context switches (the
+//! cost measured at start; printed): the paper's 100 µs, 1 ms and 50 ms with its 200 µs context
+//! switch, scaled to this machine. Or numbers of microseconds. Imbalance `low` is `v = 0.25 g`,
+//! `high` is `v = 1.5 g`, or a number (the factor). `c = cs / 25` (the paper: 8 µs with a
+//! 200 µs context switch).
+//!
+//! Each cell (pattern, grain, imbalance) runs `--reps` repetitions (default 3) of every
+//! strategy, repetitions outside: every strategy once, then every strategy again, so that all
+//! strategies are measured in the same time windows of a noisy machine; the strategy order
+//! rotates left by one from each repetition to the next (repetition `r` starts with the
+//! `r`-th strategy of `--strategies`). With 2 (or 3) threads per job, `news` and `transpose`
+//! make the same reads (each thread reads every other, in the same order): the same
+//! experiment, noted at start.
+//!
+//! Writes `DIR/implicit.csv` (`pattern,grain_us,imbalance,strategy,completion_s,
+//! slowdown_vs_best`: the median over the repetitions of the mean job completion time, and its
+//! ratio to the best strategy of the same cell), `DIR/implicit_runs.csv` (every job of every
+//! run, with its repetition) and `DIR/implicit.svg`. The printed table's blocks and successful
+//! spins are per run (summed over the jobs, averaged over the repetitions).
+
+mod job;
+mod jobs;
+mod report;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
+use asat_peers::procs::Relaunch;
+use asat_peers::stats::median;
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
+use clap::Parser;
+
+use job::{partners, units_per_us, worker};
+use jobs::{domain_switch_note, run_jobs};
+use report::{plot, print_table, write_csv};
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Bulk-synchronous jobs under implicit coscheduling strategies (Dusseau, Arpaci, Culler 1996, Figure 13)"
+)]
+struct Args {
+    /// Communication patterns: barrier, news, transpose.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "barrier,news,transpose",
+        value_parser = PossibleValuesParser::new(PATTERNS)
+    )]
+    patterns: Vec<String>,
+    /// Computation granularities g: fine, medium, coarse (0.5, 5, 250 context switches) or
+    /// microseconds.
+    #[arg(long, value_delimiter = ',', default_value = "fine,medium,coarse")]
+    grains_us: Vec<String>,
+    /// Load imbalances v: low (0.25 g), high (1.5 g) or a factor of g (0 ..= 2).
+    #[arg(long, value_delimiter = ',', default_value = "low,high")]
+    imbalance: Vec<String>,
+    /// Strategies: block, spin, fixed, local, global, std, gang (explicit coscheduling, the
+    /// jobs in one process), gang-procs (explicit coscheduling, each job a process, the
+    /// gangs coordinated through a shared gang domain).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "block,spin,fixed,local,global,std,gang,gang-procs",
+        value_parser = PossibleValuesParser::new(STRATEGIES)
+    )]
+    strategies: Vec<String>,
+    /// Jobs run at once (1 ..= 64), each a separate process with one thread per CPU.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=64))]
+    jobs: usize,
+    /// Threads per job, 1 ..= 1024 (default: the CPUs this process may use).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
+    threads: Option<usize>,
+    /// Computation per job and thread, in seconds of a dedicated CPU (sets the phase count;
+    /// above 0, at most 600).
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true, value_parser = work_secs)]
+    work_s: f64,
+    /// Repetitions of each run (1 ..= 10000); the median completion time is reported. Within
+    /// a cell the repetitions are the outer loop (every strategy once, then again), the
+    /// strategy order rotating by one from each repetition to the next.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    reps: usize,
+    /// Seconds after which a run's jobs are killed (the run is marked timed out and counted at
+    /// this time, a lower bound).
+    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true, value_parser = seconds_up_to_a_day)]
+    timeout: f64,
+    /// Leave the job threads unpinned (default: thread i of every job runs on the i-th CPU
+    /// this process may use, the paper's one process per processor per job).
+    #[arg(long)]
+    no_pin: bool,
+    /// Output folder.
+    #[arg(long, default_value = "out/implicit")]
+    out: PathBuf,
+    /// Internal: run one job.
+    #[arg(long, hide = true)]
+    worker: bool,
+    #[arg(long, hide = true, requires = "worker", default_value = "global")]
+    strategy: String,
+    #[arg(
+        long,
+        hide = true,
+        requires = "worker",
+        default_value = "barrier",
+        value_parser = PossibleValuesParser::new(PATTERNS)
+    )]
+    pattern: String,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100_000)]
+    grain_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
+    imbalance_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100)]
+    phases: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 30_000)]
+    cs_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 500)]
+    release_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 1000.0, value_parser = units_per_us_arg)]
+    units_per_us: f64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
+    seed: u64,
+    /// Internal: the folder of the shared gang domain (gang-procs).
+    #[arg(long, hide = true, requires = "worker")]
+    gang_dir: Option<PathBuf>,
+}
+
+/// The most threads per job.
+const MAX_THREADS: usize = 1024;
+
+/// `--work-s`: seconds, above 0 and at most 600.
+fn work_secs(s: &str) -> Result<f64, String> {
+    number_up_to(s, 600.0, "seconds")
+}
+
+/// `--units-per-us` (internal): the calibrated work rate, finite and above 0.
+fn units_per_us_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err("must be a number of work units per microsecond above 0 and at most 1e6".into()),
+    }
+}
+
+const PATTERNS: [&str; 3] = ["barrier", "news", "transpose"];
+/// The strategies this example knows. `gang` and `gang-procs` are explicit coscheduling
+/// (asat-gang), the paper's baseline, with the jobs in one process or each in its own.
+const STRATEGIES: [&str; 8] = [
+    "block",
+    "spin",
+    "fixed",
+    "local",
+    "global",
+    "std",
+    "gang",
+    "gang-procs",
+];
+
+fn main() {
+    let mut args = Args::parse();
+    if args.worker {
+        if let Err(e) = worker(&args) {
+            eprintln!("implicit_bsp worker: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
+    dedup_in_order(&mut args.patterns);
+    dedup_in_order(&mut args.grains_us);
+    dedup_in_order(&mut args.imbalance);
+    dedup_in_order(&mut args.strategies);
+    if let Err(e) = run(&args) {
+        eprintln!("implicit_bsp: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One run's settings.
+#[derive(Clone, Debug)]
+struct Cell {
+    pattern: String,
+    grain_label: String,
+    grain_ns: u64,
+    imbalance_label: String,
+    imbalance_ns: u64,
+    strategy: String,
+}
+
+/// What one job reports.
+#[derive(Clone, Debug, Default)]
+struct JobResult {
+    wall_s: f64,
+    blocks: u64,
+    spin_successes: u64,
+    timed_out: bool,
+    /// `gang-procs`: the switches this job's scheduler led across processes, their total and
+    /// longest stop time (announcement to the last job's acknowledgement), us.
+    domain_switches: u64,
+    domain_stop_us: f64,
+    domain_stop_max_us: f64,
+}
+
+struct Setup {
+    threads: usize,
+    cs: Duration,
+    release: Duration,
+    units_per_us: f64,
+    /// The folder of the run's shared gang domain (`gang-procs`).
+    gang_dir: Option<PathBuf>,
+    /// How the jobs are started (this program, in its worker mode).
+    relaunch: Relaunch,
+}
+
+fn parse_grain(s: &str, cs: Duration) -> Result<(String, u64), String> {
+    let cs = cs.as_nanos() as u64;
+    match s.trim() {
+        "fine" => Ok(("fine".into(), cs / 2)),
+        "medium" => Ok(("medium".into(), 5 * cs)),
+        "coarse" => Ok(("coarse".into(), 250 * cs)),
+        t => match t.parse::<f64>() {
+            Ok(us) if (1.0..=10_000_000.0).contains(&us) => Ok((t.into(), (us * 1e3) as u64)),
+            _ => Err(format!(
+                "grain {t:?}: must be fine, medium, coarse or microseconds between 1 and 10000000"
+            )),
+        },
+    }
+}
+
+fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
+    match s.trim() {
+        "low" => Ok(("low".into(), 0.25)),
+        "high" => Ok(("high".into(), 1.5)),
+        t => match t.parse::<f64>() {
+            Ok(f) if (0.0..=2.0).contains(&f) => Ok((t.into(), f)),
+            _ => Err(format!(
+                "imbalance {t:?}: must be low, high or a factor of the grain between 0 and 2"
+            )),
+        },
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug)]
+struct Row {
+    cell: Cell,
+    completion_s: f64,
+    slowdown: f64,
+    timed_out: bool,
+    blocks: u64,
+    spin_successes: u64,
+}
+
+/// The strategy (index into `--strategies`) run `k`-th in repetition `rep` of a cell: the
+/// order of `--strategies` rotated left by `rep` (deterministic; every strategy takes every
+/// position once in `n` repetitions).
+fn rotated(k: usize, rep: usize, n: usize) -> usize {
+    (k + rep) % n
+}
+
+/// A total over `reps` repetitions as a per-run figure (rounded to nearest).
+fn per_rep(total: u64, reps: usize) -> u64 {
+    let reps = reps.max(1) as u64;
+    (total + reps / 2) / reps
+}
+
+/// When `news` and `transpose` make the same reads with `p` threads per job (as with 2 or 3
+/// threads: every thread reads every other, in the same order), they are the same experiment.
+fn news_is_transpose(p: usize) -> bool {
+    (0..p).all(|me| partners("news", me, p) == partners("transpose", me, p))
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let threads = args.threads.unwrap_or_else(default_threads);
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(format!(
+            "{threads} threads per job (the CPUs this process may use): must be between 1 and \
+             {MAX_THREADS}; set --threads"
+        ));
+    }
+    let cal = asat::implicit::calibrate::try_calibration().map_err(|e| e.to_string())?;
+    // gang-procs: the jobs' gang schedulers meet in a folder made for this run (removed when
+    // `gang_dir` is dropped at the end), so that no other process takes part.
+    let gang_dir = match args.strategies.iter().any(|s| s == "gang-procs") {
+        true => Some(gang_domain_dir()?),
+        false => None,
+    };
+    let setup = Setup {
+        threads,
+        cs: cal.context_switch,
+        release: cal.release_latency,
+        units_per_us: units_per_us(),
+        gang_dir: gang_dir.as_ref().map(|d| d.path().to_path_buf()),
+        relaunch: Relaunch::this_program()
+            .map_err(|e| format!("cannot find this program to start the jobs: {e}"))?,
+    };
+    let grains = args
+        .grains_us
+        .iter()
+        .map(|g| parse_grain(g, setup.cs))
+        .collect::<Result<Vec<_>, _>>()?;
+    let imbalances = args
+        .imbalance
+        .iter()
+        .map(|v| parse_imbalance(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    eprintln!(
+        "context switch {:.1} us ({:?}), release latency {:.2} us: S = {:.1} us, V = {:.1} us, c = {:.2} us",
+        setup.cs.as_secs_f64() * 1e6,
+        cal.source,
+        setup.release.as_secs_f64() * 1e6,
+        2.0 * setup.cs.as_secs_f64() * 1e6,
+        10.0 * setup.cs.as_secs_f64() * 1e6,
+        setup.cs.as_secs_f64() * 1e6 / 25.0
+    );
+    eprintln!(
+        "grains: {}; {} jobs x {threads} threads; {:.0} work units/us",
+        grains
+            .iter()
+            .map(|(l, ns)| format!("{l} = {:.1} us", *ns as f64 / 1e3))
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.jobs,
+        setup.units_per_us
+    );
+    let both = ["news", "transpose"]
+        .iter()
+        .all(|p| args.patterns.iter().any(|q| q == p));
+    if both && news_is_transpose(threads) {
+        eprintln!(
+            "note: with {threads} thread{} per job, news and transpose make the same reads{}: the \
+             same experiment, their rows are replicates (their differences are run-to-run noise)",
+            if threads == 1 { "" } else { "s" },
+            if threads == 1 {
+                " (none: both are the barrier pattern)".to_string()
+            } else {
+                let reads: Vec<String> = (1..threads)
+                    .map(|i| format!("(p + {i}) mod {threads}"))
+                    .collect();
+                format!(" (thread p reads thread {})", reads.join(", then "))
+            }
+        );
+    }
+    let total =
+        args.patterns.len() * grains.len() * imbalances.len() * args.strategies.len() * args.reps;
+    let mut done = 0;
+    let overall = Instant::now();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut runs_csv = String::from(
+        "pattern,grain_us,imbalance,strategy,rep,job,wall_s,blocks,spin_successes,timed_out\n",
+    );
+    let n_strategies = args.strategies.len();
+    for pattern in &args.patterns {
+        for (glabel, gns) in &grains {
+            let phases = ((args.work_s * 1e9 / *gns as f64).round() as u64).max(5);
+            for (ilabel, factor) in &imbalances {
+                let cells: Vec<Cell> = args
+                    .strategies
+                    .iter()
+                    .map(|strategy| Cell {
+                        pattern: pattern.clone(),
+                        grain_label: glabel.clone(),
+                        grain_ns: *gns,
+                        imbalance_label: ilabel.clone(),
+                        imbalance_ns: (*gns as f64 * factor) as u64,
+                        strategy: strategy.clone(),
+                    })
+                    .collect();
+                // Per strategy (in the order of --strategies): each repetition's mean job
+                // time, whether one timed out, and blocks and successful spins summed.
+                let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); n_strategies];
+                let mut timed_out = vec![false; n_strategies];
+                let mut blocks = vec![0u64; n_strategies];
+                let mut spins = vec![0u64; n_strategies];
+                // Repetitions outside, strategies inside, so that every strategy's k-th run
+                // falls in the same time window; the order rotates by one strategy per
+                // repetition, so that no strategy always runs first (or after the same one).
+                for rep in 0..args.reps {
+                    for k in 0..n_strategies {
+                        let si = rotated(k, rep, n_strategies);
+                        let (cell, strategy) = (&cells[si], &args.strategies[si]);
+                        done += 1;
+                        let res = run_jobs(args, &setup, cell, phases)?;
+                        let mean = res.iter().map(|r| r.wall_s).sum::<f64>() / res.len() as f64;
+                        let to = res.iter().any(|r| r.timed_out);
+                        for (j, r) in res.iter().enumerate() {
+                            runs_csv.push_str(&format!(
+                                "{pattern},{:.1},{ilabel},{strategy},{rep},{j},{:.4},{},{},{}\n",
+                                *gns as f64 / 1e3,
+                                r.wall_s,
+                                r.blocks,
+                                r.spin_successes,
+                                r.timed_out
+                            ));
+                            blocks[si] += r.blocks;
+                            spins[si] += r.spin_successes;
+                        }
+                        let rep_label = if args.reps > 1 {
+                            format!(" rep {}/{}", rep + 1, args.reps)
+                        } else {
+                            String::new()
+                        };
+                        eprintln!(
+                            "[{done:>3}/{total}] {pattern:<9} g={glabel:<6} v={ilabel:<4} {strategy:<10}{rep_label} {phases:>5} phases  mean job {mean:>7.3} s{}{}   ({:.0} s elapsed)",
+                            if to { "  TIMED OUT" } else { "" },
+                            domain_switch_note(&res),
+                            overall.elapsed().as_secs_f64()
+                        );
+                        means[si].push(mean);
+                        timed_out[si] |= to;
+                    }
+                }
+                let first_row = rows.len();
+                for (si, cell) in cells.into_iter().enumerate() {
+                    rows.push(Row {
+                        cell,
+                        completion_s: median(std::mem::take(&mut means[si])),
+                        slowdown: f64::NAN,
+                        timed_out: timed_out[si],
+                        // per run (the mean over the repetitions), as with one repetition
+                        blocks: per_rep(blocks[si], args.reps),
+                        spin_successes: per_rep(spins[si], args.reps),
+                    });
+                }
+                let best = rows[first_row..]
+                    .iter()
+                    .map(|r| r.completion_s)
+                    .fold(f64::INFINITY, f64::min);
+                for r in &mut rows[first_row..] {
+                    r.slowdown = r.completion_s / best;
+                }
+            }
+        }
+    }
+    let runs_path = args.out.join("implicit_runs.csv");
+    std::fs::write(&runs_path, runs_csv).map_err(|e| format!("{}: {e}", runs_path.display()))?;
+    write_csv(args, &rows)?;
+    print_table(&rows);
+    plot(args, &rows, &grains, &imbalances).map_err(|e| format!("plot: {e}"))?;
+    eprintln!(
+        "wrote {0}/implicit.csv, {0}/implicit_runs.csv and {0}/implicit.svg ({1:.0} s)",
+        args.out.display(),
+        overall.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A folder for the run's shared gang domain: under the temporary folder (`TMPDIR`), mode
+/// 0700, a name no other run uses, an absolute path (as asat-gang requires).
+fn gang_domain_dir() -> Result<tempfile::TempDir, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let base = std::env::temp_dir();
+    let fail = |e: std::io::Error| {
+        format!(
+            "cannot make a folder for the gang domain in {}: {e} (set TMPDIR to a folder you \
+             may write to)",
+            base.display()
+        )
+    };
+    let abs = std::path::absolute(&base).map_err(fail)?;
+    tempfile::Builder::new()
+        .prefix("asat-implicit_bsp-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(abs)
+        .map_err(fail)
+}
