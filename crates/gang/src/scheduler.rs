@@ -182,6 +182,7 @@ impl GangScheduler {
             ignored_signals: l(&c.ignored_signals),
             handler_replaced: l(&c.handler_replaced),
             domain_switches: l(&c.domain_switches),
+            domain_timed_switches: l(&c.domain_timed_switches),
             domain_stop_time_total: Duration::from_nanos(l(&c.domain_stop_ns_total)),
             domain_stop_time_max: Duration::from_nanos(l(&c.domain_stop_ns_max)),
         }

@@ -30,6 +30,7 @@ pub(crate) struct Counters {
     pub(crate) ignored_signals: AtomicU64,
     pub(crate) handler_replaced: AtomicU64,
     pub(crate) domain_switches: AtomicU64,
+    pub(crate) domain_timed_switches: AtomicU64,
     pub(crate) domain_stop_ns_total: AtomicU64,
     pub(crate) domain_stop_ns_max: AtomicU64,
 }

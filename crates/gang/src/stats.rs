@@ -42,9 +42,12 @@ pub struct GangStats {
     /// With a shared domain: the switches this process's scheduler thread led as the domain's
     /// scheduler, and completed (every live participant acknowledged the stop in time).
     pub domain_switches: u64,
-    /// Time from the stop's announcement (the odd epoch) to the last participant's
-    /// acknowledgement (all its threads of the row stopped), summed over `domain_switches`: a
-    /// switch across processes, broadcast to the last thread stopped.
+    /// Those of `domain_switches` that had a thread to stop, in any process.
+    pub domain_timed_switches: u64,
+    /// Time from the stop's announcement (the odd epoch, the broadcast to every process) to
+    /// the last thread parked, in whatever process (each acknowledgement carries its
+    /// process's last park time), summed over `domain_timed_switches`: the in-process
+    /// `stop_time_total` measured across processes.
     pub domain_stop_time_total: Duration,
     /// The longest such time.
     pub domain_stop_time_max: Duration,
@@ -53,7 +56,7 @@ pub struct GangStats {
 impl GangStats {
     /// The mean time of a switch across processes (see `domain_stop_time_total`).
     pub fn mean_domain_stop_time(&self) -> Duration {
-        mean(self.domain_stop_time_total, self.domain_switches)
+        mean(self.domain_stop_time_total, self.domain_timed_switches)
     }
 
     /// The mean time per coordinated switch, from the broadcast to the last thread stopped.

@@ -212,8 +212,9 @@ impl SlotCtl {
 
 impl Shared {
     /// Stops every runnable thread of `from` (steps 0-3 of the protocol). Called by the
-    /// scheduler thread only. Allocation-free and lock-free.
-    pub(crate) fn stop_slot(&self, from: usize) {
+    /// scheduler thread only. Allocation-free and lock-free. Returns when the last thread that
+    /// parked for this stop did (`CLOCK_MONOTONIC` ns), if any did.
+    pub(crate) fn stop_slot(&self, from: usize) -> Option<u64> {
         let slot = &self.slots[from];
         let signals = self.check_handler();
         if !signals {
@@ -287,6 +288,7 @@ impl Shared {
             self.stats.stop_ns_total.fetch_add(ns, Ordering::Relaxed);
             self.stats.stop_ns_max.fetch_max(ns, Ordering::Relaxed);
         }
+        last
     }
 
     /// Lets the threads of `to` run (step 4).

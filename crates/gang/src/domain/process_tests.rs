@@ -82,10 +82,12 @@ fn gang_process() {
                         }
                     }
                     for (a, b) in ended.drain(..) {
-                        writeln!(out, "{a} {b}").unwrap();
+                        // One write per line: the gang's threads append to one file.
+                        out.write_all(format!("{a} {b}\n").as_bytes()).unwrap();
                     }
                 }
-                writeln!(out, "{start} {last}").unwrap();
+                out.write_all(format!("{start} {last}\n").as_bytes())
+                    .unwrap();
             });
         }
     });

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::sys::{shared_futex_wait, shared_futex_wake_all};
 use super::table::{
-    Domain, C_EPOCH, C_REQUESTS, C_RUNNING, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK, R_RUNNABLE,
-    R_USED, SLOTS,
+    Domain, C_EPOCH, C_REQUESTS, C_RUNNING, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK, R_PARKED,
+    R_RUNNABLE, R_USED, SLOTS,
 };
 
 /// The longest single wait of the scheduler for acknowledgements (a safety net: every ack
@@ -94,11 +94,26 @@ impl Domain {
         shared_futex_wait(&self.control()[C_EPOCH], seen, Some(timeout));
     }
 
-    /// Watcher: this participant's threads of the stopping row are stopped: acknowledges
-    /// `epoch` and wakes the scheduler.
-    pub(crate) fn ack(&self, epoch: u32) {
-        self.record(self.participant())[R_ACK].store(u64::from(epoch), Ordering::SeqCst);
+    /// Watcher: this participant's threads of the stopping row are stopped, the last of them
+    /// at `parked` (`CLOCK_MONOTONIC` ns, 0 if none had to stop): acknowledges `epoch` and
+    /// wakes the scheduler.
+    pub(crate) fn ack(&self, epoch: u32, parked: u64) {
+        let rec = self.record(self.participant());
+        rec[R_PARKED].store(parked, Ordering::SeqCst);
+        rec[R_ACK].store(u64::from(epoch), Ordering::SeqCst);
         self.poke();
+    }
+
+    /// Scheduler, after step 2: when the last thread of any live participant parked for the
+    /// stop of `epoch`, if one did.
+    pub(crate) fn last_parked(&self, epoch: u32) -> Option<u64> {
+        (0..PARTICIPANTS)
+            .filter(|&p| self.is_listed(p))
+            .map(|p| self.record(p))
+            .filter(|r| r[R_ACK].load(Ordering::SeqCst) == u64::from(epoch))
+            .map(|r| r[R_PARKED].load(Ordering::SeqCst))
+            .filter(|&t| t > 0)
+            .max()
     }
 
     /// This participant's last acknowledged epoch.

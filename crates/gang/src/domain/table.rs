@@ -47,6 +47,9 @@ pub(crate) const R_ACK: usize = 1;
 pub(crate) const R_RUNNABLE: usize = 2;
 /// The rows where the participant has a cell.
 pub(crate) const R_USED: usize = 3;
+/// When the participant's last thread parked for the stop it acknowledged (`CLOCK_MONOTONIC`
+/// ns; 0 if none had to).
+pub(crate) const R_PARKED: usize = 4;
 
 const CELLS_AT: usize = RECORDS_AT + PARTICIPANTS * RECORD_WORDS * 8;
 

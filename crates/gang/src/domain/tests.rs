@@ -252,7 +252,7 @@ fn a_stop_waits_for_the_acks_of_every_live_participant() {
                         if row.is_some() && running.swap(false, Ordering::SeqCst) {
                             stopped.store(true, Ordering::SeqCst);
                         }
-                        d.ack(e);
+                        d.ack(e, 0);
                     }
                     d.wait_change(e, Duration::from_millis(10));
                 }
@@ -267,8 +267,13 @@ fn a_stop_waits_for_the_acks_of_every_live_participant() {
             !a.wait_acks(e, Duration::from_millis(20)),
             "the scheduler's own participant has not acknowledged"
         );
-        a.ack(e);
+        a.ack(e, 7);
         assert!(a.wait_acks(e, Duration::from_secs(30)));
+        assert_eq!(
+            a.last_parked(e),
+            Some(7),
+            "the latest park of any participant"
+        );
         assert!(
             stopped.load(Ordering::SeqCst),
             "acknowledged only once stopped"
@@ -278,8 +283,8 @@ fn a_stop_waits_for_the_acks_of_every_live_participant() {
     });
     // c's watcher is gone: the next stop cannot complete while c is listed ...
     let e = a.begin_stop();
-    a.ack(e);
-    b.ack(e);
+    a.ack(e, 0);
+    b.ack(e, 0);
     assert!(!a.wait_acks(e, Duration::from_millis(20)));
     assert!(!a.stop_acked(e));
     // ... and completes once c is gone (dropped here; killed, it would be reclaimed).

@@ -53,8 +53,8 @@ fn follow(sh: &Shared, d: &Domain, local: &mut Option<usize>) {
     let (epoch, running) = d.switch_state();
     if epoch % 2 == 1 {
         if d.acked() != epoch {
-            stop_local(sh, local);
-            d.ack(epoch);
+            let parked = stop_local(sh, local);
+            d.ack(epoch, parked.unwrap_or(0));
         }
     } else if *local != running {
         // (Only after a late stop, or when this process joined, does a row still run here.)
@@ -66,12 +66,13 @@ fn follow(sh: &Shared, d: &Domain, local: &mut Option<usize>) {
     }
 }
 
-fn stop_local(sh: &Shared, local: &mut Option<usize>) {
-    if let Some(r) = local.take() {
-        sh.stop_slot(r);
-        sh.current.store(NO_SLOT, Ordering::SeqCst);
-        sh.stats.switches.fetch_add(1, Ordering::Relaxed);
-    }
+/// Stops the row this process runs, if any; returns when its last thread parked.
+fn stop_local(sh: &Shared, local: &mut Option<usize>) -> Option<u64> {
+    let r = local.take()?;
+    let parked = sh.stop_slot(r);
+    sh.current.store(NO_SLOT, Ordering::SeqCst);
+    sh.stats.switches.fetch_add(1, Ordering::Relaxed);
+    parked
 }
 
 /// The leader's state: the in-process scheduler's rotation, over the domain's rows.
@@ -181,10 +182,15 @@ impl Lead {
         follow(sh, d, local);
         let c = &sh.stats;
         if d.wait_acks(epoch, sh.stop_timeout) {
-            let ns = sys::now_ns().saturating_sub(t0);
             c.domain_switches.fetch_add(1, Ordering::Relaxed);
-            c.domain_stop_ns_total.fetch_add(ns, Ordering::Relaxed);
-            c.domain_stop_ns_max.fetch_max(ns, Ordering::Relaxed);
+            // As in one process: from the broadcast to the last thread parked, here in any
+            // process (the clock is the same in all of them).
+            if let Some(last) = d.last_parked(epoch).filter(|&t| t >= t0) {
+                let ns = last - t0;
+                c.domain_timed_switches.fetch_add(1, Ordering::Relaxed);
+                c.domain_stop_ns_total.fetch_add(ns, Ordering::Relaxed);
+                c.domain_stop_ns_max.fetch_max(ns, Ordering::Relaxed);
+            }
         } else {
             c.late_stops.fetch_add(1, Ordering::Relaxed);
         }
