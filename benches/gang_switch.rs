@@ -12,6 +12,12 @@
 //! - `coordinated_switch/request_to_resumed`: the same switches timed from `switch_now` to the
 //!   last thread of the incoming gang running again (includes waking the scheduler thread,
 //!   stopping the outgoing gang and waking the incoming one).
+//! - `coordinated_switch_processes/stop_2_threads`: the same across processes (a shared gang
+//!   domain in a fresh folder): a child process (this bench binary, started again) holds both
+//!   gangs of spinning threads, this process's shared scheduler only leads the domain, so every
+//!   stop wakes the child's scheduler thread, which signals its own threads; each iteration
+//!   asks for a switch and reports the leader's measure of it, from the stop's announcement to
+//!   the last thread parked (`GangStats::domain_stop_time_total`).
 //! - `barrier_loop_load3/{method}/grain_{g}us`: three gangs of `min(2, CPUs)` threads loop
 //!   `g` us + U(0, `g` us)
 //!   of work (g = 1 and 5) and a barrier; the time is per iteration of one gang while the
@@ -27,7 +33,7 @@ use std::time::{Duration, Instant};
 use asat::gang::GangScheduler;
 use asat::{CpuSet, Runtime};
 use asat_peers::spin::SpinBarrier;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 
 fn width() -> usize {
     GangScheduler::builder()
@@ -283,5 +289,104 @@ fn barrier_loop_load3(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, coordinated_switch, barrier_loop_load3);
-criterion_main!(benches);
+/// The child process of `coordinated_switch_processes`: its folder, in this variable.
+const CHILD_DIR: &str = "ASAT_BENCH_GANG_SWITCH_CHILD";
+
+/// In the child: two gangs of spinning threads in the shared domain of `dir`, until killed.
+fn switch_child(dir: &str) -> ! {
+    let sched = GangScheduler::builder()
+        .shared(true)
+        .shared_dir(dir)
+        .quantum(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let n = width();
+    let gangs = [sched.gang(n).unwrap(), sched.gang(n).unwrap()];
+    std::thread::scope(|s| {
+        for gang in &gangs {
+            for i in 0..n {
+                s.spawn(move || {
+                    let _me = gang.join(i).unwrap();
+                    loop {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+        }
+    });
+    unreachable!("the spinning threads never end")
+}
+
+fn coordinated_switch_processes(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("asat-bench-gang-switch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Built first, so it leads the domain (the child's scheduler finds the lock taken).
+    let sched = GangScheduler::builder()
+        .shared(true)
+        .shared_dir(&dir)
+        .quantum(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD_DIR, &dir)
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while sched.used_slots().len() < 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the child placed no gangs"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let switch = || {
+        let before = sched.stats().domain_switches;
+        sched.switch_now();
+        let t = Instant::now();
+        while sched.stats().domain_switches == before {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "no switch: this process does not lead the domain"
+            );
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    };
+    for _ in 0..4 {
+        switch();
+    }
+    let mut group = c.benchmark_group("coordinated_switch_processes");
+    group.sample_size(20);
+    group.bench_function(format!("stop_{}_threads", width()), |b| {
+        b.iter_custom(|iters| {
+            let before = sched.stats();
+            for _ in 0..iters {
+                switch();
+            }
+            let after = sched.stats();
+            let timed = after.domain_timed_switches - before.domain_timed_switches;
+            let total = after.domain_stop_time_total - before.domain_stop_time_total;
+            total.mul_f64(iters as f64 / timed.max(1) as f64)
+        })
+    });
+    group.finish();
+    eprintln!("coordinated_switch_processes stats: {:?}", sched.stats());
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(sched);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(
+    benches,
+    coordinated_switch,
+    coordinated_switch_processes,
+    barrier_loop_load3
+);
+
+fn main() {
+    if let Ok(dir) = std::env::var(CHILD_DIR) {
+        switch_child(&dir);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
