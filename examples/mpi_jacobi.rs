@@ -23,6 +23,16 @@
 //! funneled, `Hybrid`'s default. `--verify` also runs the same iterations serially on the
 //! whole grid in every rank and checks that the rank's rows are bitwise the same.
 //!
+//! `--threads` sets the threads per rank: `fixed` (a fixed team of the whole node's CPUs in
+//! every rank, as an OpenMP program does with its default `OMP_NUM_THREADS`), `share` (a fixed
+//! team of the rank's share of the node, `Hybrid`'s bound) or `asat` (the ASAT policy,
+//! `ASAT_*` settings from the environment, bounded by the whole node, so that it can grow to
+//! the node when the other jobs leave it and has to find its share by itself while they run;
+//! bounded by the share, it could do no more than `share` where a rank's share is one CPU, as
+//! on a 2-CPU machine with two ranks). Without `--threads`, `Hybrid::runtime_builder` as it
+//! is (the share, the policy from `ASAT_POLICY`). `examples/mpi_hybrid.rs` runs two jobs at
+//! once under each of the three.
+//!
 //! Rank 0 prints a table (per strategy: seconds, iterations, last change, blocks and
 //! successful spins summed over the ranks) and writes `DIR/mpi_jacobi.csv` and
 //! `DIR/mpi_jacobi.svg` (seconds per strategy).
@@ -35,7 +45,7 @@ use asat::mpi::mpi::collective::SystemOperation;
 use asat::mpi::mpi::topology::SimpleCommunicator;
 use asat::mpi::mpi::traits::*;
 use asat::mpi::{Hybrid, Waiter};
-use asat::{Runtime, Schedule};
+use asat::{Asat, Fixed, Runtime, Schedule};
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
 use plotters::prelude::*;
@@ -63,10 +73,22 @@ struct Args {
     /// Check every rank's rows against a serial solve of the whole grid.
     #[arg(long)]
     verify: bool,
+    /// Threads per rank: fixed (the whole node, as OpenMP does), share (the rank's share of
+    /// the node), asat (ASAT, bounded by the node); default: Hybrid's runtime builder as is
+    /// (the share, ASAT_POLICY's policy).
+    #[arg(long, value_parser = PossibleValuesParser::new(THREADS))]
+    threads: Option<String>,
+    /// Internal (mpi_hybrid): rank 0 says READY and waits for a line on its standard input
+    /// before the first solve, and prints a RESULT line per solve.
+    #[arg(long, hide = true)]
+    go: bool,
     /// Output folder (written by rank 0).
     #[arg(long, default_value = "out/mpi_jacobi")]
     out: PathBuf,
 }
+
+/// The `--threads` modes.
+const THREADS: [&str; 3] = ["fixed", "share", "asat"];
 
 fn main() {
     if let Err(e) = run(&Args::parse()) {
@@ -222,12 +244,24 @@ fn verify(
     }
 }
 
+/// The rank's runtime for a `--threads` mode (`None`: `Hybrid::runtime_builder` as it is).
+fn runtime(hybrid: &Hybrid, threads: Option<&str>) -> Result<Runtime, String> {
+    let node = hybrid.share().node_cpus.len().max(1);
+    let builder = match threads {
+        None => hybrid.runtime_builder(),
+        Some("fixed") => Runtime::builder().max_threads(node).policy(Fixed::all()),
+        Some("share") => hybrid.runtime_builder().policy(Fixed::all()),
+        Some("asat") => Runtime::builder()
+            .max_threads(node)
+            .policy(Asat::from_env().map_err(|e| e.to_string())?),
+        Some(t) => return Err(format!("--threads {t}: must be one of {THREADS:?}")),
+    };
+    builder.build().map_err(|e| e.to_string())
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let hybrid = Hybrid::builder().build().map_err(|e| e.to_string())?;
-    let rt = hybrid
-        .runtime_builder()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = runtime(&hybrid, args.threads.as_deref())?;
     let world = hybrid.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     if args.n - 2 < size {
@@ -257,6 +291,12 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
     let (lo, hi) = rows_of(args.n, rank, size);
+    if args.go && rank == 0 {
+        println!("READY");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+    }
     let mut rows = Vec::new();
     for name in &args.strategies {
         let waiter = match name.as_str() {
@@ -282,6 +322,12 @@ fn run(args: &Args) -> Result<(), String> {
                 "{name:<7} {:>9.4} {:>6} {:>11.3e} {:>8} {:>8}",
                 s.seconds, s.iterations, s.change, sums[0], sums[1]
             );
+            if args.go {
+                println!(
+                    "RESULT strategy={name} seconds={} iterations={}",
+                    s.seconds, s.iterations
+                );
+            }
         }
         rows.push((name.clone(), s.seconds, s.iterations, s.change, sums));
     }

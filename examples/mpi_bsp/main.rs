@@ -1,0 +1,378 @@
+//! Bulk-synchronous MPI jobs sharing a machine, under each way of waiting for MPI: the
+//! implicit-coscheduling paper's Figure 13 (`examples/implicit_bsp/`) with the ranks of MPI
+//! jobs in place of threads.
+//!
+//! ```text
+//! cargo run --release --features mpi --example mpi_bsp -- --patterns barrier,news,transpose \
+//!     --grains-us fine,medium,coarse --imbalance low,high \
+//!     --strategies block,spin,fixed,local,global,mpi,mpi-yield --jobs 3 --out out/mpi_bsp
+//! ```
+//!
+//! Each run starts `--jobs` MPI jobs at once (3 by default), each a separate `mpirun -np R
+//! --bind-to none --oversubscribe` with one rank per CPU (`R`: the CPUs this process may use,
+//! or `--ranks`), so the machine has `jobs` ranks per CPU, as Figure 13 has one process per
+//! processor per job. Every phase, each rank computes for a time drawn from
+//! `U(g - v/2, g + v/2)` (calibrated busy work: a rank that is off its CPU does not
+//! progress), then communicates, then passes a barrier:
+//!
+//! - `barrier`: the barrier only;
+//! - `news`: a halo exchange with its grid neighbours (north, east, south, west on the most
+//!   square torus of the ranks, duplicates and itself dropped, as `implicit_bsp` defines
+//!   them): a non-blocking receive from and send to each (`MPI_Irecv`, `MPI_Isend`), one wait
+//!   for all of them, then the barrier;
+//! - `transpose`: an all-to-all of one word per pair of ranks (`MPI_Ialltoall`, waited for as
+//!   one request), then the barrier.
+//!
+//! Every word received is checked. With 2 or 3 ranks per job, `news` and `transpose` exchange
+//! with the same ranks (every other one), `news` by point-to-point messages and `transpose`
+//! by the collective. `implicit_bsp`'s `c` of work after each read is not modelled: a message
+//! costs more than it here.
+//!
+//! Strategies: `block`, `spin`, `fixed` (`2 cs`), `local` and `global` wait with asat-mpi's
+//! [`Waiter`](asat::mpi::Waiter) (spin by testing, then sleep between tests), named and
+//! calibrated as in `implicit_bsp`; `mpi` is Open MPI's own waits (`MPI_Waitall`, `MPI_Wait`,
+//! `MPI_Barrier`) with its default settings, which poll until done and never give the CPU
+//! away (with no more ranks than CPUs per job); `mpi-yield` is the same waits with
+//! `--mca mpi_yield_when_idle 1`, which calls `sched_yield` between polls. Granularities
+//! `fine`, `medium`, `coarse` are `0.5`, `5` and `250` context switches (asat-implicit's
+//! calibration, printed), or microseconds; imbalance `low` is `v = 0.25 g`, `high` is
+//! `v = 1.5 g`, or a factor.
+//!
+//! Each cell (pattern, grain, imbalance) runs `--reps` repetitions (default 3) of every
+//! strategy, repetitions outside, the strategy order rotating by one from each repetition to
+//! the next. A job that is not done `--timeout` seconds after its start aborts itself (its
+//! ranks check the clock every phase) and is counted at the timeout, a lower bound.
+//!
+//! Writes `DIR/mpi_bsp.csv` (`pattern,grain_us,imbalance,strategy,completion_s,
+//! slowdown_vs_best`: the median over the repetitions of the jobs' mean completion time, and
+//! its ratio to the best strategy of the cell, `implicit_bsp`'s columns) and
+//! `DIR/mpi_bsp.svg`. The table's blocks and successful spins are per run, summed over the
+//! ranks of all jobs; with `mpi` and `local` or `global` in the list, each cell ends with the
+//! issue's target line (the better adaptive strategy against `mpi` and against the best).
+//! Needs Open MPI's `mpirun`; as root, set `OMPI_ALLOW_RUN_AS_ROOT=1
+//! OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`.
+
+mod jobs;
+mod rank;
+mod report;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use asat::implicit::calibration;
+use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
+use asat_peers::stats::median;
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
+use clap::Parser;
+
+use jobs::{run_jobs, Cell, JobResult, Setup};
+use report::{plot, print_header, print_row, target_line, write_csv, Row};
+
+#[derive(Parser, Debug)]
+#[command(about = "Bulk-synchronous MPI jobs sharing a machine, under each way of waiting for MPI")]
+struct Args {
+    /// Communication patterns: barrier, news (halo exchange with the grid neighbours),
+    /// transpose (all-to-all).
+    #[arg(long, value_delimiter = ',', default_value = "barrier,news,transpose",
+          value_parser = PossibleValuesParser::new(PATTERNS))]
+    patterns: Vec<String>,
+    /// Computation granularities g: fine, medium, coarse (0.5, 5, 250 context switches) or
+    /// microseconds.
+    #[arg(long, value_delimiter = ',', default_value = "fine,medium,coarse")]
+    grains_us: Vec<String>,
+    /// Load imbalances v: low (0.25 g), high (1.5 g) or a factor of g (0 ..= 2).
+    #[arg(long, value_delimiter = ',', default_value = "low,high")]
+    imbalance: Vec<String>,
+    /// Strategies: block, spin, fixed, local, global (asat-mpi), mpi (Open MPI's own waits,
+    /// default settings), mpi-yield (the same with mpi_yield_when_idle).
+    #[arg(long, value_delimiter = ',',
+          default_value = "block,spin,fixed,local,global,mpi,mpi-yield",
+          value_parser = PossibleValuesParser::new(STRATEGIES))]
+    strategies: Vec<String>,
+    /// MPI jobs run at once (1 ..= 16), each a separate mpirun.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=16))]
+    jobs: usize,
+    /// Ranks per job, 1 ..= 256 (default: the CPUs this process may use).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    ranks: Option<usize>,
+    /// Computation per rank, in seconds of a dedicated CPU (sets the phase count; above 0, at
+    /// most 600).
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true, value_parser = work_secs)]
+    work_s: f64,
+    /// Repetitions of each run (1 ..= 1000); the median completion time is reported.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    reps: usize,
+    /// Seconds after its start at which a job aborts itself (counted at this time).
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true, value_parser = seconds_up_to_a_day)]
+    timeout: f64,
+    /// Output folder.
+    #[arg(long, default_value = "out/mpi_bsp")]
+    out: PathBuf,
+    /// Internal: run as one rank of a job.
+    #[arg(long, hide = true)]
+    worker: bool,
+    #[arg(long, hide = true, requires = "worker", default_value = "global")]
+    strategy: String,
+    #[arg(long, hide = true, requires = "worker", default_value = "barrier")]
+    pattern: String,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100_000)]
+    grain_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
+    imbalance_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 100)]
+    phases: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 30_000)]
+    cs_ns: u64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 1000.0)]
+    units_per_us: f64,
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
+    seed: u64,
+}
+
+const PATTERNS: [&str; 3] = ["barrier", "news", "transpose"];
+const STRATEGIES: [&str; 7] = [
+    "block",
+    "spin",
+    "fixed",
+    "local",
+    "global",
+    "mpi",
+    "mpi-yield",
+];
+
+/// `--work-s`: seconds, above 0 and at most 600.
+fn work_secs(s: &str) -> Result<f64, String> {
+    number_up_to(s, 600.0, "seconds")
+}
+
+fn main() {
+    let mut args = Args::parse();
+    let r = if args.worker {
+        rank::worker(&args)
+    } else {
+        dedup_in_order(&mut args.patterns);
+        dedup_in_order(&mut args.grains_us);
+        dedup_in_order(&mut args.imbalance);
+        dedup_in_order(&mut args.strategies);
+        run(&args)
+    };
+    if let Err(e) = r {
+        eprintln!("mpi_bsp: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn parse_grain(s: &str, cs: Duration) -> Result<(String, u64), String> {
+    let cs = cs.as_nanos() as u64;
+    match s.trim() {
+        "fine" => Ok(("fine".into(), cs / 2)),
+        "medium" => Ok(("medium".into(), 5 * cs)),
+        "coarse" => Ok(("coarse".into(), 250 * cs)),
+        t => match t.parse::<f64>() {
+            Ok(us) if (1.0..=10_000_000.0).contains(&us) => Ok((t.into(), (us * 1e3) as u64)),
+            _ => Err(format!(
+                "grain {t:?}: must be fine, medium, coarse or microseconds between 1 and 10000000"
+            )),
+        },
+    }
+}
+
+fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
+    match s.trim() {
+        "low" => Ok(("low".into(), 0.25)),
+        "high" => Ok(("high".into(), 1.5)),
+        t => match t.parse::<f64>() {
+            Ok(f) if (0.0..=2.0).contains(&f) => Ok((t.into(), f)),
+            _ => Err(format!(
+                "imbalance {t:?}: must be low, high or a factor of the grain between 0 and 2"
+            )),
+        },
+    }
+}
+
+/// One cell's row per strategy from its runs (per repetition, every job's result): the
+/// median over the repetitions of the jobs' mean completion time, and its ratio to the best.
+fn cell_rows(cells: Vec<Cell>, runs: Vec<Vec<Vec<JobResult>>>) -> Vec<Row> {
+    let mut rows: Vec<Row> = cells
+        .into_iter()
+        .zip(runs)
+        .map(|(cell, reps)| {
+            let means: Vec<f64> = reps
+                .iter()
+                .map(|jobs| jobs.iter().map(|j| j.wall_s).sum::<f64>() / jobs.len() as f64)
+                .collect();
+            let r = reps.len().max(1) as u64;
+            let all = reps.iter().flatten();
+            Row {
+                completion_s: median(means),
+                slowdown: 1.0,
+                timed_out: all.clone().any(|j| j.timed_out),
+                blocks: all.clone().map(|j| j.blocks).sum::<u64>() / r,
+                spin_successes: all.map(|j| j.spin_successes).sum::<u64>() / r,
+                cell,
+            }
+        })
+        .collect();
+    let best = rows
+        .iter()
+        .map(|r| r.completion_s)
+        .fold(f64::INFINITY, f64::min);
+    for r in &mut rows {
+        r.slowdown = r.completion_s / best;
+    }
+    rows
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let cal = calibration();
+    let ranks = args
+        .ranks
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let setup = Setup {
+        ranks,
+        cs: cal.context_switch,
+        units_per_us: rank::units_per_us(),
+    };
+    let grains = args
+        .grains_us
+        .iter()
+        .map(|g| parse_grain(g, setup.cs))
+        .collect::<Result<Vec<_>, _>>()?;
+    let imbalances = args
+        .imbalance
+        .iter()
+        .map(|i| parse_imbalance(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    println!(
+        "mpi_bsp: {} jobs x {ranks} ranks, context switch {:.1} us, {:.0} work units/us, \
+         {} s of work per rank, {} repetitions",
+        args.jobs,
+        setup.cs.as_nanos() as f64 / 1e3,
+        setup.units_per_us,
+        args.work_s,
+        args.reps
+    );
+    if ranks <= 3
+        && ["news", "transpose"]
+            .iter()
+            .all(|p| args.patterns.iter().any(|q| q == p))
+    {
+        println!(
+            "note: with {ranks} ranks per job, news and transpose exchange with the same ranks \
+             (point-to-point messages against one all-to-all)"
+        );
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    print_header();
+    let mut rows = Vec::new();
+    for pattern in &args.patterns {
+        for (gl, g) in &grains {
+            for (il, f) in &imbalances {
+                let phases = ((args.work_s * 1e9 / *g as f64).round() as u64).max(1);
+                let cells: Vec<Cell> = args
+                    .strategies
+                    .iter()
+                    .map(|s| Cell {
+                        pattern: pattern.clone(),
+                        grain_label: gl.clone(),
+                        grain_ns: *g,
+                        imbalance_label: il.clone(),
+                        imbalance_ns: (*g as f64 * f) as u64,
+                        strategy: s.clone(),
+                    })
+                    .collect();
+                let n = cells.len();
+                let mut runs: Vec<Vec<Vec<JobResult>>> = vec![Vec::new(); n];
+                for rep in 0..args.reps {
+                    for k in 0..n {
+                        let i = (k + rep) % n;
+                        runs[i].push(run_jobs(args, &setup, &cells[i], phases)?);
+                    }
+                }
+                let done = cell_rows(cells, runs);
+                done.iter().for_each(print_row);
+                if let Some(t) = target_line(&done) {
+                    println!("{t}");
+                }
+                rows.extend(done);
+            }
+        }
+    }
+    write_csv(args, &rows)?;
+    plot(args, &rows, &grains, &imbalances).map_err(|e| format!("plot: {e}"))?;
+    println!(
+        "wrote {0}/mpi_bsp.csv and {0}/mpi_bsp.svg",
+        args.out.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_three_jobs_every_pattern_and_strategy() {
+        let a = Args::try_parse_from(["mpi_bsp"]).unwrap();
+        assert_eq!(a.jobs, 3);
+        assert_eq!(a.patterns, PATTERNS);
+        assert_eq!(a.strategies, STRATEGIES);
+    }
+
+    #[test]
+    fn bad_arguments_are_refused() {
+        for bad in [
+            &["--patterns", "ring"][..],
+            &["--strategies", "yield"],
+            &["--jobs", "0"],
+            &["--jobs", "17"],
+            &["--work-s", "0"],
+        ] {
+            let argv = std::iter::once("mpi_bsp").chain(bad.iter().copied());
+            assert!(Args::try_parse_from(argv).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn grains_and_imbalances() {
+        let cs = Duration::from_micros(30);
+        assert_eq!(parse_grain("fine", cs).unwrap().1, 15_000);
+        assert_eq!(parse_grain("coarse", cs).unwrap().1, 7_500_000);
+        assert_eq!(parse_grain("40", cs).unwrap().1, 40_000);
+        assert!(parse_grain("0.5", cs).is_err() && parse_grain("x", cs).is_err());
+        assert_eq!(parse_imbalance("high").unwrap().1, 1.5);
+        assert!(parse_imbalance("3").is_err());
+    }
+
+    #[test]
+    fn rows_are_medians_of_job_means_against_the_best() {
+        let cell = |s: &str| Cell {
+            pattern: "barrier".into(),
+            grain_label: "fine".into(),
+            grain_ns: 1,
+            imbalance_label: "low".into(),
+            imbalance_ns: 0,
+            strategy: s.into(),
+        };
+        let job = |w: f64| JobResult {
+            wall_s: w,
+            ..JobResult::default()
+        };
+        let runs = vec![
+            // global: job means 1, 2, 9: median 2
+            vec![
+                vec![job(1.0), job(1.0)],
+                vec![job(1.0), job(3.0)],
+                vec![job(9.0), job(9.0)],
+            ],
+            // mpi: job means 4, 5, 6: median 5
+            vec![vec![job(4.0)], vec![job(5.0)], vec![job(6.0)]],
+        ];
+        let rows = cell_rows(vec![cell("global"), cell("mpi")], runs);
+        assert_eq!(rows[0].completion_s, 2.0);
+        assert_eq!(rows[1].slowdown, 2.5);
+        let t = target_line(&rows).unwrap();
+        assert!(t.contains("global is 2.50x faster than mpi"), "{t}");
+        assert!(t.contains("1.000x the best"), "{t}");
+    }
+}
