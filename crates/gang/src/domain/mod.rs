@@ -27,7 +27,7 @@
 //! | bytes | content |
 //! |---|---|
 //! | 0..64 | header, 64-bit words: magic and layout version, columns, slots, participants, CPU fingerprint, tag generation |
-//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), switch requests, reserved |
+//! | 64..128 | control, 32-bit words: `epoch` (futex), `running` row, `wake` (futex), the scheduler's participant number + 1 (advisory: the lock decides), switch requests, the end of the running slice (µs, see below), reserved |
 //! | 128 + 64·p | participant `p`, 64-bit words: owner tag, acknowledged epoch, runnable-rows mask, used-rows mask, reserved |
 //! | 128 + 64·P + 8·(s·C + c) | cell (slot `s`, column `c`): owner (0 free, else `(p + 1) << 48 \| gang`) |
 //!
@@ -114,6 +114,24 @@
 //! every process are parked before any thread of row B runs: exclusivity holds across
 //! processes, and no process ever signals another's threads.
 //!
+//! # Waking before the quantum ends
+//!
+//! A watcher asleep on `epoch` is woken by the scheduler's futex wake, a wake-up of a thread on
+//! another CPU (tens of microseconds on a virtual machine) that an in-process scheduler does
+//! not pay: it signals its threads itself. To keep that off the stop's critical path the
+//! scheduler publishes in a control word when it will next switch unless something comes first
+//! (`CLOCK_MONOTONIC` in microseconds, low 32 bits, lowest bit set; 0 when it expects no switch
+//! because no other row wants the CPUs). A watcher whose process has threads in the running row
+//! sleeps until 50 us before that time (an eighth of the quantum if shorter) and then polls
+//! `epoch`, yielding between looks, until it changes or 200 us after the time (a quarter of the
+//! quantum if shorter); then it sleeps on the futex as before. The rule is the pure function
+//! `prewake::plan`. The price is up to 250 us of one CPU per quantum in each process whose row
+//! is ending (a `SCHED_FIFO` watcher keeps a gang thread of its own process off that CPU while
+//! it polls; yielding lets another process's scheduler of the same priority run there); an
+//! early switch (idle row, `switch_now`) is not announced and still costs the wake-up. A stale
+//! or foreign time (a scheduler that died) is believed only within two quanta, so it costs one
+//! poll at most.
+//!
 //! # Election and take-over
 //!
 //! Whoever holds the lock of byte 0 is the scheduler; every participant's watcher tries to take
@@ -155,6 +173,7 @@
 
 #[cfg(test)]
 mod kill_tests;
+mod prewake;
 #[cfg(test)]
 mod process_tests;
 mod rotation;

@@ -6,10 +6,11 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::prewake;
 use super::sys::{shared_futex_wait, shared_futex_wake_all};
 use super::table::{
-    Domain, C_EPOCH, C_REQUESTS, C_RUNNING, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK, R_PARKED,
-    R_RUNNABLE, R_USED, SLOTS,
+    Domain, C_EPOCH, C_REQUESTS, C_RUNNING, C_SLICE_END, C_WAKE, NO_ROW, PARTICIPANTS, R_ACK,
+    R_PARKED, R_RUNNABLE, R_USED, SLOTS,
 };
 
 /// The longest single wait of the scheduler for acknowledgements (a safety net: every ack
@@ -150,6 +151,18 @@ impl Domain {
     pub(crate) fn request_switch(&self) {
         self.control()[C_REQUESTS].fetch_add(1, Ordering::SeqCst);
         self.poke();
+    }
+
+    /// Scheduler: publishes when it will next switch unless something comes first
+    /// (`CLOCK_MONOTONIC` ns), or that it expects no switch (`None`), for the watchers'
+    /// [`prewake`](super::prewake).
+    pub(crate) fn set_slice_end(&self, end_ns: Option<u64>) {
+        self.control()[C_SLICE_END].store(prewake::encode(end_ns), Ordering::SeqCst);
+    }
+
+    /// Watcher: the published end of the slice (microseconds, low 32 bits), if any.
+    pub(crate) fn slice_end(&self) -> Option<u32> {
+        prewake::decode(self.control()[C_SLICE_END].load(Ordering::SeqCst))
     }
 
     /// The count of switch requests.

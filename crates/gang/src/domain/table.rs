@@ -31,12 +31,14 @@ const HEADER_WORDS: usize = 8;
 
 const CONTROL_AT: usize = 64;
 /// Control words (32-bit), see the module docs: `epoch` 0, `running` 1, `wake` 2, the
-/// scheduler's participant number plus one (0: none) 3, switch requests 4.
+/// scheduler's participant number plus one (0: none) 3, switch requests 4, the end of the
+/// running slice 5.
 pub(crate) const C_EPOCH: usize = 0;
 pub(crate) const C_RUNNING: usize = 1;
 pub(crate) const C_WAKE: usize = 2;
 const C_SCHEDULER: usize = 3;
 pub(crate) const C_REQUESTS: usize = 4;
+pub(crate) const C_SLICE_END: usize = 5;
 const CONTROL_WORDS: usize = 16;
 
 const RECORDS_AT: usize = 128;

@@ -4,8 +4,9 @@
 //! take-over" in the [module docs](super).
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::prewake::{self, Wait};
 use super::table::{Domain, SLOTS};
 use crate::scheduler::next_slot;
 use crate::switch::{Shared, NO_SLOT};
@@ -27,6 +28,9 @@ pub(crate) fn run(sh: &Shared, d: &Domain) {
             // holds the locks `leave` takes), then it is no participant any more (nobody waits
             // for its acknowledgements, another takes the leadership).
             sh.release_all();
+            if lead.is_some() {
+                d.set_slice_end(None);
+            }
             d.leave();
             return;
         }
@@ -40,7 +44,27 @@ pub(crate) fn run(sh: &Shared, d: &Domain) {
                 let timeout = l.step(sh, d, &mut local);
                 d.wait_poke(seen_wake, Some(timeout));
             }
-            None => d.wait_change(seen_epoch, FOLLOWER_WAIT.min(sh.quantum)),
+            None => follower_wait(sh, d, seen_epoch, local.is_some()),
+        }
+    }
+}
+
+/// A watcher that is not the scheduler waits for `epoch` to change from `seen`: asleep, or
+/// polling around the end of a slice of a row it runs ([`prewake`]).
+fn follower_wait(sh: &Shared, d: &Domain, seen: u32, runs_here: bool) {
+    let now = prewake::micros_now(sys::now_ns());
+    let longest = FOLLOWER_WAIT.min(sh.quantum);
+    let end = d.slice_end();
+    match prewake::plan(now, end, sh.quantum, runs_here, longest) {
+        Wait::Sleep(t) => d.wait_change(seen, t),
+        Wait::Poll(t) => {
+            let start = Instant::now();
+            // `SCHED_FIFO` (when the scheduler thread got it): yielding lets a thread of the
+            // same priority queued on this CPU (another process's scheduler) run meanwhile.
+            // A new end (the scheduler changed its mind) is planned for again.
+            while d.switch_state().0 == seen && d.slice_end() == end && start.elapsed() < t {
+                std::thread::yield_now();
+            }
         }
     }
 }
@@ -113,6 +137,7 @@ impl Lead {
         if epoch % 2 == 1 {
             // A stop in flight: the previous leader died in the middle of it.
             self.finish_stop(sh, d, epoch, now, local);
+            d.set_slice_end(None);
             d.start(pick(cur));
             follow(sh, d, local);
             self.slice_start = sys::now_ns();
@@ -146,6 +171,8 @@ impl Lead {
                     follow(sh, d, local);
                     self.finish_stop(sh, d, e, t0, local);
                 }
+                // Watchers woken by the start must not plan by the old slice's end.
+                d.set_slice_end(None);
                 d.start(next);
                 follow(sh, d, local);
                 if cur.is_some() && next.is_some() && early {
@@ -166,7 +193,10 @@ impl Lead {
                 left = left.min((since + grace).saturating_sub(now));
             }
         }
-        Duration::from_nanos(left.max(10_000))
+        let left = left.max(10_000);
+        // The watchers of the running row's processes wake for the switch by themselves.
+        d.set_slice_end(others.then_some(now + left));
+        Duration::from_nanos(left)
     }
 
     /// Step 2 of a switch: waits for every live participant's acknowledgement of `epoch`
