@@ -29,6 +29,9 @@ enum ErrorKind {
     SleepCap {
         got: Duration,
     },
+    YieldTime {
+        got: Duration,
+    },
     Env {
         var: &'static str,
         value: String,
@@ -47,6 +50,8 @@ enum ErrorKind {
 pub const MIN_SLEEP_CAP: Duration = Duration::from_micros(1);
 /// The longest sleep cap a [`Waiter`](crate::Waiter) accepts.
 pub const MAX_SLEEP_CAP: Duration = Duration::from_secs(1);
+/// The longest yield time a [`Waiter`](crate::Waiter) accepts (0 is allowed: no yielding).
+pub const MAX_YIELD_TIME: Duration = Duration::from_secs(1);
 
 impl Error {
     fn new(kind: ErrorKind) -> Self {
@@ -66,6 +71,9 @@ impl Error {
     }
     pub(crate) fn sleep_cap(got: Duration) -> Self {
         Self::new(ErrorKind::SleepCap { got })
+    }
+    pub(crate) fn yield_time(got: Duration) -> Self {
+        Self::new(ErrorKind::YieldTime { got })
     }
     pub(crate) fn env(var: &'static str, value: &str, allowed: impl Into<String>) -> Self {
         Self::new(ErrorKind::Env {
@@ -130,6 +138,10 @@ impl fmt::Display for Error {
                 f,
                 "sleep cap {got:?}: must be between {:?} and {:?}",
                 MIN_SLEEP_CAP, MAX_SLEEP_CAP
+            ),
+            ErrorKind::YieldTime { got } => write!(
+                f,
+                "yield time {got:?}: must be at most {MAX_YIELD_TIME:?} (0: no yielding)"
             ),
             ErrorKind::Env {
                 var,

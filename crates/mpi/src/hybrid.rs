@@ -31,6 +31,7 @@
 //! | `ASAT_MPI_THREADING` | [`HybridBuilder::threading`] | `funneled` (default), `serialized`, `multiple` |
 //! | `ASAT_MPI_WAIT` | [`HybridBuilder::strategy`] | asat-implicit's names: `block`, `spin`, `fixed`, `fixed:<us>`, `oracle:<us>`, `local`, `global` (default) |
 //! | `ASAT_MPI_SLEEP_CAP_US` | [`HybridBuilder::sleep_cap`] | microseconds, 1 ..= 1000000 (default 1000) |
+//! | `ASAT_MPI_YIELD_US` | [`HybridBuilder::yield_time`] | microseconds, 0 ..= 1000000 (default 1000) |
 //! | `ASAT_MPI_PIN` | [`HybridBuilder::pin`] | `0` / `1` (default 0) |
 
 use std::time::Duration;
@@ -43,7 +44,7 @@ use mpi::traits::{Communicator, CommunicatorCollectives};
 
 use crate::error::{threading_name, MAX_SLEEP_CAP, MIN_SLEEP_CAP};
 use crate::node::ShareKind;
-use crate::wait::DEFAULT_SLEEP_CAP;
+use crate::wait::{DEFAULT_SLEEP_CAP, DEFAULT_YIELD_TIME};
 use crate::{Error, NodeShare, Threading, Waiter};
 
 /// The strategy a [`Hybrid`] waits with when none is set.
@@ -60,6 +61,7 @@ pub struct HybridBuilder {
     threading: Option<Threading>,
     strategy: Option<String>,
     sleep_cap: Option<Duration>,
+    yield_time: Option<Duration>,
     pin: Option<bool>,
     config: Option<Config>,
 }
@@ -80,6 +82,13 @@ impl HybridBuilder {
     /// The longest nap of the waiter's block phase (default 1 ms; 1 µs ..= 1 s).
     pub fn sleep_cap(mut self, cap: Duration) -> Self {
         self.sleep_cap = Some(cap);
+        self
+    }
+
+    /// How long the waiter's block phase yields the CPU between tests before its first nap
+    /// (default 1 ms; 0 ..= 1 s; 0: it naps at once).
+    pub fn yield_time(mut self, t: Duration) -> Self {
+        self.yield_time = Some(t);
         self
     }
 
@@ -121,6 +130,11 @@ impl HybridBuilder {
         if !(MIN_SLEEP_CAP..=MAX_SLEEP_CAP).contains(&sleep_cap) {
             return Err(Error::sleep_cap(sleep_cap));
         }
+        let yield_time = match (self.yield_time, env("ASAT_MPI_YIELD_US")) {
+            (Some(d), _) => d,
+            (None, Some(v)) => parse_yield_time(&v)?,
+            (None, None) => DEFAULT_YIELD_TIME,
+        };
         let pin = match (self.pin, env("ASAT_MPI_PIN")) {
             (Some(p), _) => p,
             (None, Some(v)) => match v.trim() {
@@ -146,7 +160,7 @@ impl HybridBuilder {
         let strategy = AnyStrategy::by_name(&name, &config).map_err(Error::strategy)?;
         Ok(Settings {
             threading,
-            waiter: Waiter::with_sleep_cap(strategy, sleep_cap)?,
+            waiter: Waiter::with_sleep_cap(strategy, sleep_cap)?.with_yield_time(yield_time)?,
             pin,
         })
     }
@@ -336,6 +350,14 @@ fn parse_sleep_cap(v: &str) -> Result<Duration, Error> {
     }
 }
 
+fn parse_yield_time(v: &str) -> Result<Duration, Error> {
+    let allowed = "must be a whole number of microseconds between 0 and 1000000";
+    match v.trim().parse::<u64>() {
+        Ok(us) if us <= 1_000_000 => Ok(Duration::from_micros(us)),
+        _ => Err(Error::env("ASAT_MPI_YIELD_US", v, allowed)),
+    }
+}
+
 /// Whether asat-implicit knows the strategy name; else what is allowed.
 fn check_strategy_name(name: &str) -> Result<(), String> {
     // a fixed cost: the name is checked without measuring the calibration
@@ -406,6 +428,15 @@ mod tests {
              number of microseconds between 1 and 1000000"
         );
         assert_eq!(
+            err(b().yield_time(Duration::from_secs(2)), &[]),
+            "yield time 2s: must be at most 1s (0: no yielding)"
+        );
+        assert_eq!(
+            err(b(), &[("ASAT_MPI_YIELD_US", "-1")]),
+            "environment variable ASAT_MPI_YIELD_US=\"-1\" is invalid: must be a whole \
+             number of microseconds between 0 and 1000000"
+        );
+        assert_eq!(
             err(b().strategy("gang"), &[]),
             "MPI wait strategy: unknown wait strategy \"gang\": must be one of block, spin, \
              fixed, fixed:<us>, oracle:<us>, local, global"
@@ -427,11 +458,13 @@ mod tests {
         assert_eq!(s.threading, Threading::Funneled);
         assert_eq!(asat_implicit::TwoPhase::name(s.waiter.strategy()), "global");
         assert_eq!(s.waiter.sleep_cap(), DEFAULT_SLEEP_CAP);
+        assert_eq!(s.waiter.yield_time(), DEFAULT_YIELD_TIME);
         assert!(!s.pin);
         let vars = [
             ("ASAT_MPI_THREADING", "Multiple"),
             ("ASAT_MPI_WAIT", "block"),
             ("ASAT_MPI_SLEEP_CAP_US", "250"),
+            ("ASAT_MPI_YIELD_US", "0"),
             ("ASAT_MPI_PIN", "1"),
         ];
         let s = Hybrid::builder()
@@ -441,6 +474,7 @@ mod tests {
         assert_eq!(s.threading, Threading::Multiple);
         assert_eq!(asat_implicit::TwoPhase::name(s.waiter.strategy()), "block");
         assert_eq!(s.waiter.sleep_cap(), Duration::from_micros(250));
+        assert_eq!(s.waiter.yield_time(), Duration::ZERO);
         assert!(s.pin);
         let s = Hybrid::builder()
             .config(cfg())

@@ -12,10 +12,11 @@
 //!   of its runtime ([`Hybrid::runtime_builder`]), so that the ranks of a job never
 //!   oversubscribe their node by themselves.
 //! - [`Waiter`]: two-phase waiting for MPI requests ([`Waiter::wait`], [`Waiter::wait_all`])
-//!   and barriers ([`Waiter::barrier`]): spin by testing for the strategy's spin time, then
-//!   stop using the CPU (sleep with a bounded back-off between tests, since Open MPI's
-//!   default progress has no blocking wait), with asat-implicit's strategies (`block`,
-//!   `spin`, `fixed`, `local`, `global`, ...) and [statistics](WaitStats). The protocol, its
+//!   and barriers ([`Waiter::barrier`]): test, yielding the CPU between tests, for the
+//!   strategy's spin time and a yield time more, then sleep with a bounded back-off between
+//!   tests (Open MPI's default progress has no blocking wait), with asat-implicit's
+//!   strategies (`block`, `spin`, `fixed`, `local`, `global`, ...) and
+//!   [statistics](WaitStats). The protocol, its
 //!   costs and what each strategy learns from are in the [`wait`] module's docs.
 //!
 //! ```no_run
@@ -42,7 +43,7 @@
 //!             left.immediate_send(scope, &edge[..]),
 //!             right.immediate_send(scope, &edge[..]),
 //!         ];
-//!         hybrid.waiter().wait_all(exchange); // spin, then sleep between tests
+//!         hybrid.waiter().wait_all(exchange); // spin, then yield, then sleep between tests
 //!     });
 //!     hybrid.waiter().barrier(world);
 //! }
@@ -61,9 +62,9 @@ pub mod hybrid;
 pub mod node;
 pub mod wait;
 
-pub use error::{Error, MAX_SLEEP_CAP, MIN_SLEEP_CAP};
+pub use error::{Error, MAX_SLEEP_CAP, MAX_YIELD_TIME, MIN_SLEEP_CAP};
 pub use hybrid::{Hybrid, HybridBuilder, DEFAULT_STRATEGY};
 pub use mpi;
 pub use mpi::Threading;
 pub use node::{NodeShare, ShareKind};
-pub use wait::{WaitStats, Waiter, DEFAULT_SLEEP_CAP, FIRST_NAP};
+pub use wait::{WaitStats, Waiter, DEFAULT_SLEEP_CAP, DEFAULT_YIELD_TIME, FIRST_NAP};

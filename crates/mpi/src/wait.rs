@@ -6,21 +6,41 @@
 //! A wait first tests its requests once (`MPI_Test`); requests that are done cost nothing
 //! more. Otherwise it has two phases:
 //!
-//! 1. **Spin**: test the requests back to back for the strategy's spin time, so that a partner
-//!    that is running and about to send is answered without giving up the CPU.
-//! 2. **Block**: stop using the CPU: sleep, test, and sleep again, with naps of 50 µs, 100 µs,
-//!    200 µs, ... doubling up to the *sleep cap* (default 1 ms, [`Waiter::with_sleep_cap`],
-//!    `ASAT_MPI_SLEEP_CAP_US`), until the requests are done.
+//! 1. **Spin**: test the requests for the strategy's spin time, yielding the CPU between
+//!    tests (`sched_yield`). On a CPU that no other thread wants the yield returns at once, so
+//!    this is a busy spin that answers a running partner within a test or two; on a CPU that
+//!    threads of other jobs want, they run first, in turn, so a rank whose partner is off its
+//!    CPU does not keep a ready rank of another job off this one.
+//! 2. **Block**: until the requests are done, in two stages:
+//!    - *yield* (for the *yield time*, default 1 ms, [`Waiter::with_yield_time`],
+//!      `ASAT_MPI_YIELD_US`; 0 skips it): the same test-and-yield loop, now counted as
+//!      blocking (in [`WaitStats::yields`] and, for the strategies that learn, as a wait that
+//!      blocked);
+//!    - *nap*: sleep, test, and sleep again, with naps of 50 µs, 100 µs, 200 µs, ... doubling
+//!      up to the *sleep cap* (default 1 ms, [`Waiter::with_sleep_cap`],
+//!      `ASAT_MPI_SLEEP_CAP_US`), so that a long wait stops using the CPU altogether.
 //!
-//! Why sleeping and not a blocking call: Open MPI's default progress has no wait that gives
-//! up the CPU. `MPI_Wait` polls the transports in a loop (with `mpi_yield_when_idle` it calls
-//! `sched_yield` between polls, which gives the CPU away only to a thread that is ready on
-//! the same CPU, and keeps the CPU busy otherwise). Nothing wakes a sleeping rank when a
-//! message arrives, so the block phase polls at a falling rate instead. Its costs: the
-//! completion is seen up to one nap late, so at most about the time already waited (naps
-//! double) and never more than the cap plus the kernel's timer slack (50 µs by default);
-//! and one `MPI_Test` and two context switches per nap, about a thousand a second at a 1 ms
-//! cap, which is well under 1% of a CPU. A shorter cap answers sooner and wakes more often.
+//! So a wait polls, yielding, for the spin time plus the yield time and naps after that: the
+//! strategy's spin time decides which waits count as spin successes (and what `local` and
+//! `global` learn), the yield time when a wait stops competing for the CPU.
+//!
+//! Why yielding and sleeping and not a blocking call: Open MPI's default progress has no wait
+//! that gives up the CPU. `MPI_Wait` polls the transports in a loop (with
+//! `mpi_yield_when_idle` it calls `sched_yield` between polls, this protocol's spin without an
+//! end). Nothing wakes a sleeping rank when a message arrives, so naps poll at a falling rate
+//! instead. Their costs: the completion is seen up to one nap late, so at most about the time
+//! already waited (naps double) and never more than the cap plus the kernel's timer slack (50
+//! µs by default); and one `MPI_Test` and two context switches per nap, about a thousand a
+//! second at a 1 ms cap, which is well under 1% of a CPU. A shorter cap answers sooner and
+//! wakes more often.
+//!
+//! Why the yields (`docs/results/mpi.md` has the runs): with three 2-rank jobs on this
+//! project's 2-CPU machine and steps of a few microseconds, a spin that did not yield and naps
+//! right after it ran 1.2-1.6x slower than `mpi-yield` with the learning strategies and 3.5-5.9x
+//! with `block` (a nap's 50 µs and the wake-up are long against such steps); spinning without
+//! yielding before a yield stage was worse still (up to 2.9x), since spinning ranks kept the
+//! ranks their partners waited for off the CPUs. With both yields the strategies are on a par
+//! with `mpi-yield`.
 //!
 //! # Which spin time, and what is learned
 //!
@@ -80,11 +100,14 @@ use mpi::point_to_point::Status;
 use mpi::request::{Request, Scope};
 use mpi::traits::{Communicator, CommunicatorCollectives};
 
-use crate::error::{MAX_SLEEP_CAP, MIN_SLEEP_CAP};
+use crate::error::{MAX_SLEEP_CAP, MAX_YIELD_TIME, MIN_SLEEP_CAP};
 use crate::Error;
 
 /// The default [sleep cap](Waiter::with_sleep_cap).
 pub const DEFAULT_SLEEP_CAP: Duration = Duration::from_millis(1);
+
+/// The default [yield time](Waiter::yield_time).
+pub const DEFAULT_YIELD_TIME: Duration = Duration::from_millis(1);
 
 /// The first nap of the block phase (Linux's default timer slack: a shorter sleep does not
 /// wake sooner).
@@ -115,6 +138,8 @@ pub struct WaitStats {
     pub blocks: u64,
     /// Naps taken in block phases.
     pub naps: u64,
+    /// Yields (`sched_yield`) in block phases (those of spin phases are not counted).
+    pub yields: u64,
     /// Time spent in waits that did not end at once (spinning and napping).
     pub waited: Duration,
     /// Barriers whose imbalance was learned (when some rank's strategy wants it: all but the
@@ -136,6 +161,7 @@ struct Counters {
     spun: AtomicU64,
     blocks: AtomicU64,
     naps: AtomicU64,
+    yields: AtomicU64,
     waited_ns: AtomicU64,
     imbalances: AtomicU64,
     last_imbalance_ns: AtomicU64,
@@ -146,11 +172,16 @@ struct Counters {
 enum Phase {
     Immediate,
     Spun(Duration),
-    Blocked { waited: Duration, naps: u64 },
+    Blocked {
+        waited: Duration,
+        naps: u64,
+        yields: u64,
+    },
 }
 
-/// Waits for MPI requests and barriers: spin by testing for the strategy's spin time, then
-/// sleep with a bounded back-off while testing (the module docs give the protocol).
+/// Waits for MPI requests and barriers: test and yield for the strategy's spin time, then for
+/// the yield time, then sleep with a bounded back-off while testing (the module docs give the
+/// protocol).
 ///
 /// ```no_run
 /// use asat_implicit::AdaptiveGlobal;
@@ -177,6 +208,7 @@ enum Phase {
 pub struct Waiter<S = AnyStrategy> {
     strategy: S,
     sleep_cap: Duration,
+    yield_time: Duration,
     epoch: Instant,
     /// When this waiter's last barrier completed, in nanoseconds since `epoch` (`NONE`: never).
     last_barrier_ns: AtomicU64,
@@ -191,6 +223,7 @@ impl<S: TwoPhase> Waiter<S> {
         Self {
             strategy,
             sleep_cap: DEFAULT_SLEEP_CAP,
+            yield_time: DEFAULT_YIELD_TIME,
             epoch: Instant::now(),
             last_barrier_ns: AtomicU64::new(NONE),
             mode: AtomicU8::new(MODE_FIRST),
@@ -217,6 +250,32 @@ impl<S: TwoPhase> Waiter<S> {
         let mut w = Self::new(strategy);
         w.sleep_cap = cap;
         Ok(w)
+    }
+
+    /// This waiter with a block phase that yields between tests for `t` before its first nap
+    /// (at most 1 s; 0: it naps at once).
+    ///
+    /// ```
+    /// use asat_implicit::Block;
+    /// use asat_mpi::Waiter;
+    /// use std::time::Duration;
+    /// let w = Waiter::new(Block).with_yield_time(Duration::ZERO)?;
+    /// assert_eq!(w.yield_time(), Duration::ZERO);
+    /// let e = Waiter::new(Block).with_yield_time(Duration::from_secs(2)).unwrap_err();
+    /// assert_eq!(e.to_string(), "yield time 2s: must be at most 1s (0: no yielding)");
+    /// # Ok::<(), asat_mpi::Error>(())
+    /// ```
+    pub fn with_yield_time(mut self, t: Duration) -> Result<Self, Error> {
+        if t > MAX_YIELD_TIME {
+            return Err(Error::yield_time(t));
+        }
+        self.yield_time = t;
+        Ok(self)
+    }
+
+    /// How long the block phase yields before its first nap.
+    pub fn yield_time(&self) -> Duration {
+        self.yield_time
     }
 
     /// The strategy.
@@ -338,6 +397,7 @@ impl<S: TwoPhase> Waiter<S> {
             spin_successes: load(&c.spun),
             blocks: load(&c.blocks),
             naps: load(&c.naps),
+            yields: load(&c.yields),
             waited: Duration::from_nanos(load(&c.waited_ns)),
             imbalances,
             last_imbalance: (imbalances > 0)
@@ -351,7 +411,8 @@ impl<S: TwoPhase> Waiter<S> {
         nanos(self.epoch.elapsed())
     }
 
-    /// Tests with `done` until it returns true: once, then for `spin`, then between naps.
+    /// Tests with `done` until it returns true: once, then between yields for `spin` and for
+    /// the yield time, then between naps.
     fn two_phase(&self, spin: Duration, mut done: impl FnMut() -> bool) -> Phase {
         if done() {
             return Phase::Immediate;
@@ -365,7 +426,21 @@ impl<S: TwoPhase> Waiter<S> {
                 if start.elapsed() >= spin {
                     break;
                 }
-                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+        }
+        // Yield between tests, for up to the yield time of the block phase.
+        let block = Instant::now();
+        let mut yields = 0;
+        while block.elapsed() < self.yield_time {
+            std::thread::yield_now();
+            yields += 1;
+            if done() {
+                return Phase::Blocked {
+                    waited: start.elapsed(),
+                    naps: 0,
+                    yields,
+                };
             }
         }
         let mut nap = FIRST_NAP.min(self.sleep_cap);
@@ -377,6 +452,7 @@ impl<S: TwoPhase> Waiter<S> {
                 return Phase::Blocked {
                     waited: start.elapsed(),
                     naps,
+                    yields,
                 };
             }
             nap = next_nap(nap, self.sleep_cap);
@@ -394,9 +470,14 @@ impl<S: TwoPhase> Waiter<S> {
                 c.spun.fetch_add(1, Ordering::Relaxed);
                 c.waited_ns.fetch_add(nanos(waited), Ordering::Relaxed);
             }
-            Phase::Blocked { waited, naps } => {
+            Phase::Blocked {
+                waited,
+                naps,
+                yields,
+            } => {
                 c.blocks.fetch_add(1, Ordering::Relaxed);
                 c.naps.fetch_add(naps, Ordering::Relaxed);
+                c.yields.fetch_add(yields, Ordering::Relaxed);
                 c.waited_ns.fetch_add(nanos(waited), Ordering::Relaxed);
             }
         }
@@ -455,82 +536,5 @@ fn nanos(d: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use asat_implicit::{Block, Spin};
-    use std::cell::Cell;
-
-    #[test]
-    fn spread_is_max_minus_min_unless_a_rank_had_no_previous_barrier() {
-        assert_eq!(spread([900, -100, 0]), Some(Duration::from_nanos(800)));
-        assert_eq!(spread([5, -5, 0]), Some(Duration::ZERO));
-        assert_eq!(spread([900, -100, 1]), None);
-    }
-
-    #[test]
-    fn block_never_spins_and_spin_never_naps() {
-        let calls = Cell::new(0);
-        let b = Waiter::new(Block);
-        let phase = b.two_phase(Duration::ZERO, || {
-            calls.set(calls.get() + 1);
-            calls.get() == 4
-        });
-        assert!(matches!(phase, Phase::Blocked { naps: 3, .. }), "{phase:?}");
-        let s = Waiter::new(Spin);
-        calls.set(0);
-        let phase = s.two_phase(Duration::MAX, || {
-            calls.set(calls.get() + 1);
-            calls.get() == 1000
-        });
-        assert!(matches!(phase, Phase::Spun(_)), "{phase:?}");
-        assert_eq!(s.two_phase(Duration::MAX, || true), Phase::Immediate);
-    }
-
-    #[test]
-    fn counts_add_up() {
-        let w = Waiter::new(Block);
-        for phase in [
-            Phase::Immediate,
-            Phase::Spun(Duration::from_micros(3)),
-            Phase::Blocked {
-                waited: Duration::from_micros(100),
-                naps: 2,
-            },
-        ] {
-            w.count(phase);
-        }
-        let s = w.stats();
-        assert_eq!(
-            (s.waits, s.immediate, s.spin_successes, s.blocks),
-            (3, 1, 1, 1)
-        );
-        assert_eq!(s.naps, 2);
-        assert_eq!(s.waited, Duration::from_micros(103));
-        assert_eq!(s.last_imbalance, None);
-    }
-
-    #[test]
-    fn sleep_cap_is_checked_and_bounds_the_naps() {
-        assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(2)).is_err());
-        assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(1)).is_ok());
-        let us = Duration::from_micros;
-        let naps = |cap: Duration| {
-            std::iter::successors(Some(FIRST_NAP.min(cap)), |&n| Some(next_nap(n, cap)))
-                .take(7)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            naps(DEFAULT_SLEEP_CAP),
-            [
-                us(50),
-                us(100),
-                us(200),
-                us(400),
-                us(800),
-                us(1000),
-                us(1000)
-            ]
-        );
-        assert_eq!(naps(us(10)), [us(10); 7]);
-    }
-}
+#[path = "wait_tests.rs"]
+mod tests;

@@ -185,6 +185,7 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
         writeln!(out, "spin_successes={}", s.spin_successes).unwrap();
         writeln!(out, "blocks={}", s.blocks).unwrap();
         writeln!(out, "naps={}", s.naps).unwrap();
+        writeln!(out, "yields={}", s.yields).unwrap();
         writeln!(out, "imbalances={}", s.imbalances).unwrap();
         writeln!(out, "has_estimate={}", s.imbalance.is_some()).unwrap();
     }

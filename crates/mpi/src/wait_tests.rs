@@ -1,0 +1,134 @@
+//! The waiter's unit tests (the MPI-free parts: the phases, counters, settings).
+
+use super::*;
+use asat_implicit::{Block, Spin};
+use std::cell::Cell;
+
+#[test]
+fn spread_is_max_minus_min_unless_a_rank_had_no_previous_barrier() {
+    assert_eq!(spread([900, -100, 0]), Some(Duration::from_nanos(800)));
+    assert_eq!(spread([5, -5, 0]), Some(Duration::ZERO));
+    assert_eq!(spread([900, -100, 1]), None);
+}
+
+#[test]
+fn block_never_spins_and_spin_never_naps() {
+    let calls = Cell::new(0);
+    let b = Waiter::new(Block).with_yield_time(Duration::ZERO).unwrap();
+    let phase = b.two_phase(Duration::ZERO, || {
+        calls.set(calls.get() + 1);
+        calls.get() == 4
+    });
+    assert!(
+        matches!(
+            phase,
+            Phase::Blocked {
+                naps: 3,
+                yields: 0,
+                ..
+            }
+        ),
+        "{phase:?}"
+    );
+    let s = Waiter::new(Spin);
+    calls.set(0);
+    let phase = s.two_phase(Duration::MAX, || {
+        calls.set(calls.get() + 1);
+        calls.get() == 1000
+    });
+    assert!(matches!(phase, Phase::Spun(_)), "{phase:?}");
+    assert_eq!(s.two_phase(Duration::MAX, || true), Phase::Immediate);
+}
+
+#[test]
+fn the_block_phase_yields_for_its_yield_time_then_naps() {
+    let calls = Cell::new(0);
+    let w = Waiter::new(Block)
+        .with_yield_time(Duration::from_secs(1))
+        .unwrap();
+    let phase = w.two_phase(Duration::ZERO, || {
+        calls.set(calls.get() + 1);
+        calls.get() == 4
+    });
+    assert!(
+        matches!(
+            phase,
+            Phase::Blocked {
+                naps: 0,
+                yields: 3,
+                ..
+            }
+        ),
+        "{phase:?}"
+    );
+    // a yield time over before the first yield: naps only
+    let w = Waiter::new(Block)
+        .with_yield_time(Duration::from_nanos(1))
+        .unwrap();
+    calls.set(0);
+    let phase = w.two_phase(Duration::ZERO, || {
+        calls.set(calls.get() + 1);
+        calls.get() == 4
+    });
+    assert!(
+        matches!(
+            phase,
+            Phase::Blocked {
+                naps: 3,
+                yields: 0,
+                ..
+            }
+        ),
+        "{phase:?}"
+    );
+    assert!(Waiter::new(Block).with_yield_time(MAX_YIELD_TIME).is_ok());
+}
+
+#[test]
+fn counts_add_up() {
+    let w = Waiter::new(Block);
+    for phase in [
+        Phase::Immediate,
+        Phase::Spun(Duration::from_micros(3)),
+        Phase::Blocked {
+            waited: Duration::from_micros(100),
+            naps: 2,
+            yields: 5,
+        },
+    ] {
+        w.count(phase);
+    }
+    let s = w.stats();
+    assert_eq!(
+        (s.waits, s.immediate, s.spin_successes, s.blocks),
+        (3, 1, 1, 1)
+    );
+    assert_eq!((s.naps, s.yields), (2, 5));
+    assert_eq!(s.waited, Duration::from_micros(103));
+    assert_eq!(s.last_imbalance, None);
+}
+
+#[test]
+fn sleep_cap_is_checked_and_bounds_the_naps() {
+    assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(2)).is_err());
+    assert!(Waiter::with_sleep_cap(Block, Duration::from_secs(1)).is_ok());
+    let us = Duration::from_micros;
+    let naps = |cap: Duration| {
+        std::iter::successors(Some(FIRST_NAP.min(cap)), |&n| Some(next_nap(n, cap)))
+            .take(7)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        naps(DEFAULT_SLEEP_CAP),
+        [
+            us(50),
+            us(100),
+            us(200),
+            us(400),
+            us(800),
+            us(1000),
+            us(1000)
+        ]
+    );
+    assert_eq!(naps(us(10)), [us(10); 7]);
+}
