@@ -11,27 +11,27 @@ fn spread_is_max_minus_min_unless_a_rank_had_no_previous_barrier() {
     assert_eq!(spread([900, -100, 1]), None);
 }
 
+/// The phase of a wait whose requests are done at the `n`th test, and its naps and yields.
+fn wait_done_at(w: &Waiter<Block>, n: u32) -> (Phase, Option<(u64, u64)>) {
+    let calls = Cell::new(0);
+    let phase = w.two_phase(Duration::ZERO, || {
+        calls.set(calls.get() + 1);
+        calls.get() == n
+    });
+    let counts = match phase {
+        Phase::Blocked { naps, yields, .. } => Some((naps, yields)),
+        _ => None,
+    };
+    (phase, counts)
+}
+
 #[test]
 fn block_never_spins_and_spin_never_naps() {
-    let calls = Cell::new(0);
     let b = Waiter::new(Block).with_yield_time(Duration::ZERO).unwrap();
-    let phase = b.two_phase(Duration::ZERO, || {
-        calls.set(calls.get() + 1);
-        calls.get() == 4
-    });
-    assert!(
-        matches!(
-            phase,
-            Phase::Blocked {
-                naps: 3,
-                yields: 0,
-                ..
-            }
-        ),
-        "{phase:?}"
-    );
+    let (phase, counts) = wait_done_at(&b, 4);
+    assert_eq!(counts, Some((3, 0)), "{phase:?}");
     let s = Waiter::new(Spin);
-    calls.set(0);
+    let calls = Cell::new(0);
     let phase = s.two_phase(Duration::MAX, || {
         calls.set(calls.get() + 1);
         calls.get() == 1000
@@ -42,45 +42,13 @@ fn block_never_spins_and_spin_never_naps() {
 
 #[test]
 fn the_block_phase_yields_for_its_yield_time_then_naps() {
-    let calls = Cell::new(0);
-    let w = Waiter::new(Block)
-        .with_yield_time(Duration::from_secs(1))
-        .unwrap();
-    let phase = w.two_phase(Duration::ZERO, || {
-        calls.set(calls.get() + 1);
-        calls.get() == 4
-    });
-    assert!(
-        matches!(
-            phase,
-            Phase::Blocked {
-                naps: 0,
-                yields: 3,
-                ..
-            }
-        ),
-        "{phase:?}"
-    );
+    let long = Waiter::new(Block).with_yield_time(Duration::from_secs(1));
+    let (phase, counts) = wait_done_at(&long.unwrap(), 4);
+    assert_eq!(counts, Some((0, 3)), "{phase:?}");
     // a yield time over before the first yield: naps only
-    let w = Waiter::new(Block)
-        .with_yield_time(Duration::from_nanos(1))
-        .unwrap();
-    calls.set(0);
-    let phase = w.two_phase(Duration::ZERO, || {
-        calls.set(calls.get() + 1);
-        calls.get() == 4
-    });
-    assert!(
-        matches!(
-            phase,
-            Phase::Blocked {
-                naps: 3,
-                yields: 0,
-                ..
-            }
-        ),
-        "{phase:?}"
-    );
+    let short = Waiter::new(Block).with_yield_time(Duration::from_nanos(1));
+    let (phase, counts) = wait_done_at(&short.unwrap(), 4);
+    assert_eq!(counts, Some((3, 0)), "{phase:?}");
     assert!(Waiter::new(Block).with_yield_time(MAX_YIELD_TIME).is_ok());
 }
 
