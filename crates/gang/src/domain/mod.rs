@@ -155,7 +155,7 @@
 //! thread's side (parking, idle and blocking sections, deferred stops, foreign signals, fork)
 //! holds unchanged. Counters: each process counts the stops of its own threads as an
 //! in-process scheduler does; the leader also counts the switches it completed across
-//! processes and their time from the odd epoch to the last acknowledgement
+//! processes and their time from the odd epoch to the last thread parked in any process
 //! ([`GangStats::domain_switches`](crate::GangStats)).
 //!
 //! As in one process, the scheduler thread never waits for a lock (see "Why a stopped thread
