@@ -14,7 +14,7 @@
 //! CPUs, so each job alone fills the node and two jobs run `2 P` threads); `asat`, the ASAT
 //! policy bounded by the whole node, which has to find its share of a node that the other job
 //! also uses (bounded by the share, it could do no more than `share` where the share is one
-//! CPU, as here). Every rank waits for MPI with the same `--wait` (asat-mpi's `global` by
+//! CPU, as here). Every rank waits for MPI with the same `--wait` (asat-mpi's `local` by
 //! default), so that only the threads differ.
 //!
 //! Each run starts `--jobs` jobs (`mpirun -np R --bind-to none --oversubscribe`, `R` the CPUs
@@ -63,7 +63,7 @@ struct Args {
     #[arg(long, default_value_t = 2000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     iters: usize,
     /// How every rank waits for MPI: block, spin, fixed, local, global, mpi.
-    #[arg(long, default_value = "global",
+    #[arg(long, default_value = "local",
           value_parser = PossibleValuesParser::new(["block", "spin", "fixed", "local", "global", "mpi"]))]
     wait: String,
     /// Repetitions (1 ..= 100); the median is reported.
@@ -330,7 +330,7 @@ mod tests {
         assert_eq!(a.modes, MODES);
         assert_eq!(a.jobs, 2);
         let v = job_args(&a, "asat", Path::new("o")).join(" ");
-        assert!(v.contains("--threads asat --strategies global"), "{v}");
+        assert!(v.contains("--threads asat --strategies local"), "{v}");
         assert!(v.contains("--iters 5 --check 5 --tolerance 0 --go"), "{v}");
         assert!(v.ends_with("--verify"), "{v}");
         assert!(Args::try_parse_from(["mpi_hybrid", "--modes", "openmp"]).is_err());

@@ -29,7 +29,7 @@
 //! | variable | meaning | values |
 //! |---|---|---|
 //! | `ASAT_MPI_THREADING` | [`HybridBuilder::threading`] | `funneled` (default), `serialized`, `multiple` |
-//! | `ASAT_MPI_WAIT` | [`HybridBuilder::strategy`] | asat-implicit's names: `block`, `spin`, `fixed`, `fixed:<us>`, `oracle:<us>`, `local`, `global` (default) |
+//! | `ASAT_MPI_WAIT` | [`HybridBuilder::strategy`] | asat-implicit's names: `block`, `spin`, `fixed`, `fixed:<us>`, `oracle:<us>`, `local` (default), `global` |
 //! | `ASAT_MPI_SLEEP_CAP_US` | [`HybridBuilder::sleep_cap`] | microseconds, 1 ..= 1000000 (default 1000) |
 //! | `ASAT_MPI_YIELD_US` | [`HybridBuilder::yield_time`] | microseconds, 0 ..= 1000000 (default 1000) |
 //! | `ASAT_MPI_PIN` | [`HybridBuilder::pin`] | `0` / `1` (default 0) |
@@ -47,8 +47,11 @@ use crate::node::ShareKind;
 use crate::wait::{DEFAULT_SLEEP_CAP, DEFAULT_YIELD_TIME};
 use crate::{Error, NodeShare, Threading, Waiter};
 
-/// The strategy a [`Hybrid`] waits with when none is set.
-pub const DEFAULT_STRATEGY: &str = "global";
+/// The strategy a [`Hybrid`] waits with when none is set: `local`. Not `global`, whose
+/// barriers are all-reduces that carry the arrival times: at steps of a few microseconds that
+/// cost 20-50% against `MPI_Ibarrier` with three jobs on a 2-CPU machine (`local` was 1.00-1.11x
+/// the best strategy there, `global` 1.21-1.52x; `docs/results/mpi.md`).
+pub const DEFAULT_STRATEGY: &str = "local";
 
 /// Words of a [`CpuSet`] as the ranks exchange it, and one more for the quota.
 const MASK_WORDS: usize = CpuSet::CAPACITY / 64;
@@ -73,7 +76,7 @@ impl HybridBuilder {
         self
     }
 
-    /// The wait strategy of [`Hybrid::waiter`], by asat-implicit's name (default `global`).
+    /// The wait strategy of [`Hybrid::waiter`], by asat-implicit's name (default `local`).
     pub fn strategy(mut self, name: &str) -> Self {
         self.strategy = Some(name.to_owned());
         self
@@ -456,7 +459,7 @@ mod tests {
     fn code_wins_over_environment_and_defaults_apply() {
         let s = Hybrid::builder().config(cfg()).settings(&env(&[])).unwrap();
         assert_eq!(s.threading, Threading::Funneled);
-        assert_eq!(asat_implicit::TwoPhase::name(s.waiter.strategy()), "global");
+        assert_eq!(asat_implicit::TwoPhase::name(s.waiter.strategy()), "local");
         assert_eq!(s.waiter.sleep_cap(), DEFAULT_SLEEP_CAP);
         assert_eq!(s.waiter.yield_time(), DEFAULT_YIELD_TIME);
         assert!(!s.pin);
