@@ -185,6 +185,7 @@ impl GangScheduler {
             domain_timed_switches: l(&c.domain_timed_switches),
             domain_stop_time_total: Duration::from_nanos(l(&c.domain_stop_ns_total)),
             domain_stop_time_max: Duration::from_nanos(l(&c.domain_stop_ns_max)),
+            polled_stops: l(&c.polled_stops),
         }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) struct Counters {
     pub(crate) domain_timed_switches: AtomicU64,
     pub(crate) domain_stop_ns_total: AtomicU64,
     pub(crate) domain_stop_ns_max: AtomicU64,
+    pub(crate) polled_stops: AtomicU64,
 }
 
 /// The settings a scheduler's shared state is made from.

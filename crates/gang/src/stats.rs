@@ -51,6 +51,10 @@ pub struct GangStats {
     pub domain_stop_time_total: Duration,
     /// The longest such time.
     pub domain_stop_time_max: Duration,
+    /// With a shared domain: stops of this process's row that its scheduler thread saw while
+    /// polling around the published end of the slice, without being woken (see "Waking
+    /// before the quantum ends" in the `domain` module docs).
+    pub polled_stops: u64,
 }
 
 impl GangStats {

@@ -183,6 +183,12 @@ impl Domain {
         }
     }
 
+    /// Whether this participant has a cell in `row`.
+    pub(crate) fn has_cells_in(&self, row: usize) -> bool {
+        row < SLOTS
+            && self.record(self.participant())[R_USED].load(Ordering::SeqCst) >> row & 1 == 1
+    }
+
     /// The rows that hold a cell of a listed participant, and those where one has a runnable
     /// thread (bit `s` for row `s`).
     pub(crate) fn rows(&self) -> (u64, u64) {

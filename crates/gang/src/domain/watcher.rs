@@ -44,7 +44,10 @@ pub(crate) fn run(sh: &Shared, d: &Domain) {
                 let timeout = l.step(sh, d, &mut local);
                 d.wait_poke(seen_wake, Some(timeout));
             }
-            None => follower_wait(sh, d, seen_epoch, local.is_some()),
+            None => {
+                let runs_here = local.is_some_and(|r| d.has_cells_in(r));
+                follower_wait(sh, d, seen_epoch, runs_here)
+            }
         }
     }
 }
@@ -62,7 +65,17 @@ fn follower_wait(sh: &Shared, d: &Domain, seen: u32, runs_here: bool) {
             // `SCHED_FIFO` (when the scheduler thread got it): yielding lets a thread of the
             // same priority queued on this CPU (another process's scheduler) run meanwhile.
             // A new end (the scheduler changed its mind) is planned for again.
-            while d.switch_state().0 == seen && d.slice_end() == end && start.elapsed() < t {
+            loop {
+                let (epoch, _) = d.switch_state();
+                if epoch != seen {
+                    if epoch % 2 == 1 {
+                        sh.stats.polled_stops.fetch_add(1, Ordering::Relaxed);
+                    }
+                    break;
+                }
+                if d.slice_end() != end || start.elapsed() >= t {
+                    break;
+                }
                 std::thread::yield_now();
             }
         }
