@@ -121,7 +121,7 @@
 //! not pay: it signals its threads itself. To keep that off the stop's critical path the
 //! scheduler publishes in a control word when it will next switch unless something comes first
 //! (`CLOCK_MONOTONIC` in microseconds, low 32 bits, lowest bit set; 0 when it expects no switch
-//! because no other row wants the CPUs). A watcher whose process has threads in the running row
+//! because no other row wants the CPUs). A watcher whose process has cells in the running row
 //! sleeps until 50 us before that time (an eighth of the quantum if shorter) and then polls
 //! `epoch`, yielding between looks, until it changes or 200 us after the time (a quarter of the
 //! quantum if shorter); then it sleeps on the futex as before. The rule is the pure function
@@ -130,7 +130,8 @@
 //! it polls; yielding lets another process's scheduler of the same priority run there); an
 //! early switch (idle row, `switch_now`) is not announced and still costs the wake-up. A stale
 //! or foreign time (a scheduler that died) is believed only within two quanta, so it costs one
-//! poll at most.
+//! poll at most. [`GangStats::polled_stops`](crate::GangStats) counts the stops a watcher saw
+//! while polling.
 //!
 //! # Election and take-over
 //!
