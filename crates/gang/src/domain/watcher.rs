@@ -53,7 +53,7 @@ pub(crate) fn run(sh: &Shared, d: &Domain) {
 }
 
 /// A watcher that is not the scheduler waits for `epoch` to change from `seen`: asleep, or
-/// polling around the end of a slice of a row it runs ([`prewake`]).
+/// polling around the end of a slice of a row where it has cells ([`prewake`]).
 fn follower_wait(sh: &Shared, d: &Domain, seen: u32, runs_here: bool) {
     let now = prewake::micros_now(sys::now_ns());
     let longest = FOLLOWER_WAIT.min(sh.quantum);
