@@ -117,7 +117,7 @@ impl Gang {
     /// Errors: `member >= size()`; the member is already joined by a thread; the calling
     /// thread already belongs to a gang; the CPU cannot be set; another handler was installed
     /// for the stop signal; the scheduler is a forked child's copy of its parent's (see the
-    /// [`switch`](crate::switch) module docs).
+    /// [`crate::switch`] module docs).
     pub fn join(&self, member: usize) -> Result<Member<'_>, Error> {
         let col = *self
             .columns

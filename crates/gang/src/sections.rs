@@ -1,6 +1,6 @@
 //! What a gang thread calls around its own code: [`safe_point`], [`preempt_off`],
 //! [`blocking`] and [`in_gang`]. How each interacts with a switch is in the
-//! [`switch`](crate::switch) module docs.
+//! [`crate::switch`] module docs.
 
 use std::cell::Cell;
 use std::marker::PhantomData;

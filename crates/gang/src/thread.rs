@@ -1,5 +1,5 @@
 //! A thread's side of gang membership: binding itself to a cell, leaving it, going idle, and
-//! what a forked child forgets. The protocol is in the [`switch`](crate::switch) module docs.
+//! what a forked child forgets. The protocol is in the [`crate::switch`] module docs.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, PoisonError};

@@ -155,7 +155,7 @@ impl Domain {
 
     /// Scheduler: publishes when it will next switch unless something comes first
     /// (`CLOCK_MONOTONIC` ns), or that it expects no switch (`None`), for the watchers'
-    /// [`prewake`](super::prewake).
+    /// [`super::prewake`].
     pub(crate) fn set_slice_end(&self, end_ns: Option<u64>) {
         self.control()[C_SLICE_END].store(prewake::encode(end_ns), Ordering::SeqCst);
     }

@@ -373,9 +373,9 @@ impl Domain {
 
     /// Frees the cells of this process's gang `gang`, except those listed in `keep` (row,
     /// column): cells whose thread is still bound, which it frees itself with
-    /// [`free_cell`](Self::free_cell) when it leaves. Returns how many it freed; nothing once
-    /// the participant has left the domain (its cells were freed then, and its slot may be
-    /// another's now).
+    /// [`free_own_cell`](Self::free_own_cell) when it leaves. Returns how many it freed;
+    /// nothing once the participant has left the domain (its cells were freed then, and its
+    /// slot may be another's now).
     pub(crate) fn free(&self, gang: u64, keep: &[(usize, usize)]) -> Result<usize, Error> {
         let value = self.value(gang);
         let _ops = self.ops();
