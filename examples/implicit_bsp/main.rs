@@ -64,7 +64,7 @@ mod report;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
+use asat_peers::cli::{self, dedup_in_order, number_up_to, seconds_up_to_a_day};
 use asat_peers::procs::Relaunch;
 use asat_peers::stats::median;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
@@ -251,34 +251,6 @@ struct Setup {
     relaunch: Relaunch,
 }
 
-fn parse_grain(s: &str, cs: Duration) -> Result<(String, u64), String> {
-    let cs = cs.as_nanos() as u64;
-    match s.trim() {
-        "fine" => Ok(("fine".into(), cs / 2)),
-        "medium" => Ok(("medium".into(), 5 * cs)),
-        "coarse" => Ok(("coarse".into(), 250 * cs)),
-        t => match t.parse::<f64>() {
-            Ok(us) if (1.0..=10_000_000.0).contains(&us) => Ok((t.into(), (us * 1e3) as u64)),
-            _ => Err(format!(
-                "grain {t:?}: must be fine, medium, coarse or microseconds between 1 and 10000000"
-            )),
-        },
-    }
-}
-
-fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
-    match s.trim() {
-        "low" => Ok(("low".into(), 0.25)),
-        "high" => Ok(("high".into(), 1.5)),
-        t => match t.parse::<f64>() {
-            Ok(f) if (0.0..=2.0).contains(&f) => Ok((t.into(), f)),
-            _ => Err(format!(
-                "imbalance {t:?}: must be low, high or a factor of the grain between 0 and 2"
-            )),
-        },
-    }
-}
-
 /// One row of the table.
 #[derive(Clone, Debug)]
 struct Row {
@@ -336,12 +308,12 @@ fn run(args: &Args) -> Result<(), String> {
     let grains = args
         .grains_us
         .iter()
-        .map(|g| parse_grain(g, setup.cs))
+        .map(|g| cli::parse_grain(g, setup.cs))
         .collect::<Result<Vec<_>, _>>()?;
     let imbalances = args
         .imbalance
         .iter()
-        .map(|v| parse_imbalance(v))
+        .map(|v| cli::parse_imbalance(v))
         .collect::<Result<Vec<_>, _>>()?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;

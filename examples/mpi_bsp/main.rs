@@ -57,10 +57,9 @@ mod rank;
 mod report;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use asat::implicit::calibration;
-use asat_peers::cli::{dedup_in_order, number_up_to, seconds_up_to_a_day};
+use asat_peers::cli::{self, dedup_in_order, number_up_to, seconds_up_to_a_day};
 use asat_peers::stats::median;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;
@@ -162,34 +161,6 @@ fn main() {
     }
 }
 
-fn parse_grain(s: &str, cs: Duration) -> Result<(String, u64), String> {
-    let cs = cs.as_nanos() as u64;
-    match s.trim() {
-        "fine" => Ok(("fine".into(), cs / 2)),
-        "medium" => Ok(("medium".into(), 5 * cs)),
-        "coarse" => Ok(("coarse".into(), 250 * cs)),
-        t => match t.parse::<f64>() {
-            Ok(us) if (1.0..=10_000_000.0).contains(&us) => Ok((t.into(), (us * 1e3) as u64)),
-            _ => Err(format!(
-                "grain {t:?}: must be fine, medium, coarse or microseconds between 1 and 10000000"
-            )),
-        },
-    }
-}
-
-fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
-    match s.trim() {
-        "low" => Ok(("low".into(), 0.25)),
-        "high" => Ok(("high".into(), 1.5)),
-        t => match t.parse::<f64>() {
-            Ok(f) if (0.0..=2.0).contains(&f) => Ok((t.into(), f)),
-            _ => Err(format!(
-                "imbalance {t:?}: must be low, high or a factor of the grain between 0 and 2"
-            )),
-        },
-    }
-}
-
 /// One cell's row per strategy from its runs (per repetition, every job's result): the
 /// median over the repetitions of the jobs' mean completion time, and its ratio to the best.
 fn cell_rows(cells: Vec<Cell>, runs: Vec<Vec<Vec<JobResult>>>) -> Vec<Row> {
@@ -236,12 +207,12 @@ fn run(args: &Args) -> Result<(), String> {
     let grains = args
         .grains_us
         .iter()
-        .map(|g| parse_grain(g, setup.cs))
+        .map(|g| cli::parse_grain(g, setup.cs))
         .collect::<Result<Vec<_>, _>>()?;
     let imbalances = args
         .imbalance
         .iter()
-        .map(|i| parse_imbalance(i))
+        .map(|i| cli::parse_imbalance(i))
         .collect::<Result<Vec<_>, _>>()?;
     println!(
         "mpi_bsp: {} jobs x {ranks} ranks, context switch {:.1} us, {:.0} work units/us, \
@@ -310,6 +281,7 @@ fn run(args: &Args) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn defaults_are_three_jobs_every_pattern_and_strategy() {
@@ -336,12 +308,12 @@ mod tests {
     #[test]
     fn grains_and_imbalances() {
         let cs = Duration::from_micros(30);
-        assert_eq!(parse_grain("fine", cs).unwrap().1, 15_000);
-        assert_eq!(parse_grain("coarse", cs).unwrap().1, 7_500_000);
-        assert_eq!(parse_grain("40", cs).unwrap().1, 40_000);
-        assert!(parse_grain("0.5", cs).is_err() && parse_grain("x", cs).is_err());
-        assert_eq!(parse_imbalance("high").unwrap().1, 1.5);
-        assert!(parse_imbalance("3").is_err());
+        assert_eq!(cli::parse_grain("fine", cs).unwrap().1, 15_000);
+        assert_eq!(cli::parse_grain("coarse", cs).unwrap().1, 7_500_000);
+        assert_eq!(cli::parse_grain("40", cs).unwrap().1, 40_000);
+        assert!(cli::parse_grain("0.5", cs).is_err() && cli::parse_grain("x", cs).is_err());
+        assert_eq!(cli::parse_imbalance("high").unwrap().1, 1.5);
+        assert!(cli::parse_imbalance("3").is_err());
     }
 
     #[test]

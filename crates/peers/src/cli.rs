@@ -1,5 +1,7 @@
 //! Argument checks the example binaries share (their errors say what is allowed).
 
+use std::time::Duration;
+
 /// A number of `unit` above 0 and at most `max`, for a clap value parser.
 pub fn number_up_to(s: &str, max: f64, unit: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -24,6 +26,39 @@ pub fn dedup_in_order<T: PartialEq>(v: &mut Vec<T>) {
         }
     }
     *v = kept;
+}
+
+/// A `--grains-us` entry of the Figure-13 experiments: `fine`, `medium`, `coarse` (0.5, 5
+/// and 250 context switches of `cs`) or microseconds (1 ..= 10 000 000); its label and
+/// nanoseconds.
+pub fn parse_grain(s: &str, cs: Duration) -> Result<(String, u64), String> {
+    let cs = cs.as_nanos() as u64;
+    match s.trim() {
+        "fine" => Ok(("fine".into(), cs / 2)),
+        "medium" => Ok(("medium".into(), 5 * cs)),
+        "coarse" => Ok(("coarse".into(), 250 * cs)),
+        t => match t.parse::<f64>() {
+            Ok(us) if (1.0..=10_000_000.0).contains(&us) => Ok((t.into(), (us * 1e3) as u64)),
+            _ => Err(format!(
+                "grain {t:?}: must be fine, medium, coarse or microseconds between 1 and 10000000"
+            )),
+        },
+    }
+}
+
+/// An `--imbalance` entry of the Figure-13 experiments: `low` (0.25), `high` (1.5) or a factor
+/// of the grain (0 ..= 2); its label and factor.
+pub fn parse_imbalance(s: &str) -> Result<(String, f64), String> {
+    match s.trim() {
+        "low" => Ok(("low".into(), 0.25)),
+        "high" => Ok(("high".into(), 1.5)),
+        t => match t.parse::<f64>() {
+            Ok(f) if (0.0..=2.0).contains(&f) => Ok((t.into(), f)),
+            _ => Err(format!(
+                "imbalance {t:?}: must be low, high or a factor of the grain between 0 and 2"
+            )),
+        },
+    }
 }
 
 #[cfg(test)]
