@@ -112,23 +112,7 @@ impl JobBarrier {
 /// The partners thread `me` of `p` reads from in one communication phase.
 pub fn partners(pattern: &str, me: usize, p: usize) -> Vec<usize> {
     match pattern {
-        "news" => {
-            // the most square torus grid of p threads
-            let cols = (1..=p)
-                .filter(|c| p % c == 0 && c * c <= p)
-                .max()
-                .map_or(p, |c| p / c);
-            let rows = p / cols;
-            let (r, c) = (me / cols, me % cols);
-            let mut v = Vec::new();
-            for (dr, dc) in [(rows - 1, 0), (0, 1), (1, 0), (0, cols - 1)] {
-                let q = ((r + dr) % rows) * cols + (c + dc) % cols;
-                if q != me && !v.contains(&q) {
-                    v.push(q);
-                }
-            }
-            v
-        }
+        "news" => asat_peers::grid::torus_neighbours(me, p),
         "transpose" => (1..p).map(|i| (me + i) % p).collect(),
         _ => Vec::new(),
     }

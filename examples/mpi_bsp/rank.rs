@@ -52,20 +52,7 @@ pub fn partners(pattern: &str, me: usize, p: usize) -> Vec<usize> {
     if pattern != "news" {
         return Vec::new();
     }
-    let cols = (1..=p)
-        .filter(|c| p % c == 0 && c * c <= p)
-        .max()
-        .map_or(p, |c| p / c);
-    let rows = p / cols;
-    let (r, c) = (me / cols, me % cols);
-    let mut v = Vec::new();
-    for (dr, dc) in [(rows - 1, 0), (0, 1), (1, 0), (0, cols - 1)] {
-        let q = ((r + dr) % rows) * cols + (c + dc) % cols;
-        if q != me && !v.contains(&q) {
-            v.push(q);
-        }
-    }
-    v
+    asat_peers::grid::torus_neighbours(me, p)
 }
 
 /// How a rank waits: MPI's own calls, or asat-mpi's two-phase waits.

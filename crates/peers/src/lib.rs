@@ -6,6 +6,7 @@
 //! the argument checks of their command lines ([`cli`]).
 
 pub mod cli;
+pub mod grid;
 pub mod kernel;
 pub mod load;
 pub mod omp;
