@@ -28,7 +28,7 @@
 //! solve (after the timed solve). Needs `mpi_jacobi` built beside this program and Open MPI's
 //! `mpirun`; as root, set `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::time::Duration;
@@ -168,11 +168,7 @@ fn run_jobs(args: &Args, jacobi: &Path, ranks: usize, mode: &str) -> Result<Vec<
         }
         children.push(Watched::with_reader(child, out));
     }
-    for s in &mut stdins {
-        let _ = s.write_all(b"GO\n");
-        let _ = s.flush();
-    }
-    drop(stdins);
+    procs::start_together(stdins);
     let outcomes = procs::wait_all(
         children,
         Duration::from_secs_f64(args.timeout),

@@ -2,7 +2,7 @@
 //! jobs join the run's shared gang domain), or, for `gang`, as runtimes of this process.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
@@ -212,11 +212,7 @@ fn run_processes(
         .map(|(c, out)| Watched::with_reader(c, out))
         .collect();
     // all jobs are ready: start them together
-    for s in &mut stdins {
-        let _ = s.write_all(b"GO\n");
-        let _ = s.flush();
-    }
-    drop(stdins);
+    procs::start_together(stdins);
     let outcomes = procs::wait_all(
         children,
         Duration::from_secs_f64(args.timeout),

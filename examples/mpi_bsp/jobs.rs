@@ -1,6 +1,6 @@
 //! The driver's side of one run: the jobs' `mpirun`s, started together, and what they report.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -93,11 +93,7 @@ pub fn run_jobs(
         }
         children.push(Watched::with_reader(child, out));
     }
-    for s in &mut stdins {
-        let _ = s.write_all(b"GO\n");
-        let _ = s.flush();
-    }
-    drop(stdins);
+    procs::start_together(stdins);
     let started = Instant::now();
     // the jobs abort themselves at the timeout; this is only a guard against a stuck mpirun
     let guard = Duration::from_secs_f64(args.timeout + 60.0);

@@ -13,6 +13,16 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// Starts jobs that each wait for a `GO` line on their stdin (after saying they are ready),
+/// all at once, and closes their stdins. A write that fails (a job that already exited) is
+/// ignored: the job's outcome says why.
+pub fn start_together(stdins: Vec<ChildStdin>) {
+    for mut s in stdins {
+        let _ = s.write_all(b"GO\n");
+        let _ = s.flush();
+    }
+}
+
 /// A child whose stdout lines are being collected.
 #[derive(Debug)]
 pub struct Watched {
