@@ -261,7 +261,9 @@ fn worker(args: &Args) -> Result<(), String> {
     let mut join_wait = None;
     let mut probe_pct = None;
     let start = Instant::now();
-    let asat_policy = std::sync::Arc::new(asat::Asat::new());
+    // ASAT's settings from the caller's `ASAT_*` variables (`ASAT_RULE=paper`, ...), which
+    // pass through to every copy.
+    let asat_policy = std::sync::Arc::new(asat::Asat::from_env().map_err(|e| e.to_string())?);
     match args.policy.as_str() {
         "single" | "fixed" | "asat" => {
             let mut builder = Runtime::builder().max_threads(threads).timing(true);

@@ -6,7 +6,8 @@
 //! ```text
 //! cargo run --release --example npb -- --npb-rust ~/src/NPB-Rust --npb-cpp ~/src/NPB-CPP \
 //!     [--impls serial,rayon,omp,asat-fixed,asat] [--kernels cg,ep,ft,is,mg] [--class B] \
-//!     [--copies 1,2,3,4] [--threads N] [--reps 1] [--timeout 300] [--out out/npb] [--build-only]
+//!     [--copies 1,2,3,4] [--threads N] [--reps 1] [--timeout 300] [--out out/npb] \
+//!     [--build-only | --no-build]
 //! ```
 //!
 //! The suites are not part of this repository; get them with
@@ -15,7 +16,10 @@
 //! and pass the folders with `--npb-rust` and `--npb-cpp` (each only needed by the
 //! implementations that use it). The harness never builds inside them: it copies what it builds
 //! to `<out>/build` and builds there (the copies and their cargo target folders are kept, so a
-//! second run rebuilds only what changed; see `suites.rs`).
+//! second run rebuilds only what changed; see `suites.rs`). To run on a machine without the
+//! toolchains, build there with `--build-only`, copy `<out>/build` (the binaries under
+//! `target/*/release/` and `npb-omp/bin/` suffice) to the same place under `--out` on the
+//! other machine and run with `--no-build` and the same `--kernels` and `--class`.
 //!
 //! The implementations (`--impls`):
 //! - `serial`: NPB-RUST as published;
@@ -117,6 +121,10 @@ struct Args {
     /// Only build the programs.
     #[arg(long)]
     build_only: bool,
+    /// Build nothing: run the binaries an earlier `--build-only` (same --kernels, --class)
+    /// left in `<out>/build`, e.g. copied to a machine without cargo, make or g++.
+    #[arg(long, conflicts_with = "build_only")]
+    no_build: bool,
 }
 
 /// The class a kernel runs at without `--class`: the one whose serial run (NPB-RUST, wall time
@@ -180,13 +188,12 @@ fn run(args: &Args) -> Result<(), String> {
     };
     let build_dir = std::path::absolute(args.out.join("build"))
         .map_err(|e| format!("--out {}: {e}", args.out.display()))?;
-    let bins = suites::build_all(
-        &checkouts,
-        &suites_wanted(&args.impls),
-        &plan,
-        &build_dir,
-        &progress,
-    )?;
+    let wanted = suites_wanted(&args.impls);
+    let bins = if args.no_build {
+        suites::prebuilt(&wanted, &plan, &build_dir)?
+    } else {
+        suites::build_all(&checkouts, &wanted, &plan, &build_dir, &progress)?
+    };
     if args.build_only {
         progress.say("built; --build-only: nothing run");
         return Ok(());

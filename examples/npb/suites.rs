@@ -119,6 +119,54 @@ impl Checkouts {
 /// The programs built: the binary of each (suite, class, kernel).
 pub type Binaries = BTreeMap<(Suite, String, String), PathBuf>;
 
+/// Where the build of `suite` for `class` leaves `kernel`'s binary under `build_dir`.
+fn binary_path(suite: Suite, build_dir: &Path, class: &str, kernel: &str) -> PathBuf {
+    if suite.is_rust() {
+        rust_target(suite, build_dir, class)
+            .join("release")
+            .join(kernel)
+    } else {
+        build_dir
+            .join(suite.name())
+            .join("bin")
+            .join(format!("{kernel}.{class}"))
+    }
+}
+
+/// The cargo target folder of `suite` and `class`.
+fn rust_target(suite: Suite, build_dir: &Path, class: &str) -> PathBuf {
+    build_dir
+        .join("target")
+        .join(format!("{}-{class}", suite.name()))
+}
+
+/// The binaries an earlier build (a run or `--build-only`) left under `build_dir` for every
+/// suite of `wanted` and every (kernel, class) of `plan`, built by no one now (`--no-build`:
+/// for a machine without the toolchains, given a copy of the build folder); an error names the
+/// first one missing.
+pub fn prebuilt(
+    wanted: &BTreeMap<Suite, String>,
+    plan: &[(String, String)],
+    build_dir: &Path,
+) -> Result<Binaries, String> {
+    let mut bins = Binaries::new();
+    for (&suite, imps) in wanted {
+        for (kernel, class) in plan {
+            let bin = binary_path(suite, build_dir, class, kernel);
+            if !bin.is_file() {
+                return Err(format!(
+                    "--no-build: {imps} needs {}, which is not there: build it first with the \
+                     same --out, --kernels and --class and `--build-only` (on a machine with \
+                     the toolchains), then copy the output folder's `build` folder here",
+                    bin.display()
+                ));
+            }
+            bins.insert((suite, class.clone(), kernel.clone()), bin);
+        }
+    }
+    Ok(bins)
+}
+
 /// Builds every (suite, class, kernel) of `wanted` (each suite with the implementations that
 /// need it, for error messages) and `plan` (kernels with their classes), the asat suite last,
 /// and returns the binaries.
@@ -167,8 +215,11 @@ fn build<'k>(
     kernels: &[&'k str],
 ) -> Result<Vec<(&'k str, PathBuf)>, String> {
     if suite.is_rust() {
-        let dir = build_rust(suite, copy, build_dir, class, kernels)?;
-        Ok(kernels.iter().map(|&k| (k, dir.join(k))).collect())
+        build_rust(suite, copy, build_dir, class, kernels)?;
+        Ok(kernels
+            .iter()
+            .map(|&k| (k, binary_path(suite, build_dir, class, k)))
+            .collect())
     } else {
         kernels
             .iter()
@@ -457,17 +508,15 @@ fn io_error(path: &Path, e: std::io::Error) -> String {
     format!("{}: {e}", path.display())
 }
 
-/// Builds `kernels` of the Rust copy at `copy` for `class`; returns the folder of the binaries.
+/// Builds `kernels` of the Rust copy at `copy` for `class`.
 fn build_rust(
     suite: Suite,
     copy: &Path,
     build_dir: &Path,
     class: &str,
     kernels: &[&str],
-) -> Result<PathBuf, String> {
-    let target = build_dir
-        .join("target")
-        .join(format!("{}-{class}", suite.name()));
+) -> Result<(), String> {
+    let target = rust_target(suite, build_dir, class);
     let mut cmd = Command::new(cargo());
     cmd.current_dir(copy)
         .args(["build", "--release"])
@@ -486,8 +535,7 @@ fn build_rust(
         cmd,
         &log,
         &format!("building {} class {class}", suite.name()),
-    )?;
-    Ok(target.join("release"))
+    )
 }
 
 /// Builds `kernel` of the NPB-OMP copy at `copy` for `class`; returns the binary.
@@ -503,7 +551,7 @@ fn build_omp(copy: &Path, build_dir: &Path, class: &str, kernel: &str) -> Result
         .join(format!("npb-omp-{kernel}-{class}.log"));
     let what = format!("building npb-omp {kernel} class {class}");
     run_logged(cmd, &log, &what)?;
-    let bin = copy.join("bin").join(format!("{kernel}.{class}"));
+    let bin = binary_path(Suite::Omp, build_dir, class, kernel);
     if !bin.is_file() {
         return Err(format!(
             "{what}: make succeeded but {} is not there (log: {})",
@@ -561,5 +609,35 @@ mod tests {
         assert!(toml.contains("asat = { path = ") && rayon_token_line(&toml).is_none());
         assert!(asat_manifest("[dependencies]\n", Path::new("C")).is_err());
         assert!(with_workspace("[package]\n".into()).ends_with("\n[workspace]\n"));
+    }
+
+    #[test]
+    fn prebuilt_finds_the_binaries_a_build_leaves_and_names_a_missing_one() {
+        let dir = std::env::temp_dir().join(format!("asat-npb-prebuilt-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let wanted: BTreeMap<Suite, String> = [
+            (Suite::Rayon, "impl rayon".to_string()),
+            (Suite::Omp, "impl omp".to_string()),
+        ]
+        .into();
+        let plan = [("mg".to_string(), "B".to_string())];
+        let rayon = dir.join("target/npb-rayon-B/release/mg");
+        let omp = dir.join("npb-omp/bin/mg.B");
+        assert_eq!(binary_path(Suite::Rayon, &dir, "B", "mg"), rayon);
+        assert_eq!(binary_path(Suite::Omp, &dir, "B", "mg"), omp);
+        for f in [&rayon, &omp] {
+            fs::create_dir_all(f.parent().unwrap()).unwrap();
+            fs::write(f, b"").unwrap();
+        }
+        let bins = prebuilt(&wanted, &plan, &dir).unwrap();
+        assert_eq!(bins[&(Suite::Omp, "B".into(), "mg".into())], omp);
+        assert_eq!(bins[&(Suite::Rayon, "B".into(), "mg".into())], rayon);
+        fs::remove_file(&omp).unwrap();
+        let e = prebuilt(&wanted, &plan, &dir).unwrap_err();
+        assert!(
+            e.contains("impl omp") && e.contains("mg.B") && e.contains("--build-only"),
+            "{e}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
