@@ -2,19 +2,30 @@
 //!
 //! # Team barrier
 //!
-//! A centralized barrier on one word, the barrier event's sequence: the arrival count in its
-//! low 16 bits, a poison flag, and the generation above. A member arrives by adding 1
-//! (`AcqRel`), which also tells it the generation it waits to see pass. The member that brings
-//! the count to the team size runs the barrier's completion action (resetting the
-//! work-sharing counter at the end of a work-shared loop; handing the arrival times to the wait
-//! strategy), then, in one more addition, resets the count to 0 and moves the generation on,
-//! and wakes the sleepers: that releases the others. A member that hurries on to the next
-//! barrier therefore always counts into the fresh count.
+//! A centralized barrier. Its event's sequence (the word the waiters watch) holds the
+//! generation, a poison flag and, in a team of fewer than [`SPLIT_FROM`] members, the arrival
+//! count in its low 16 bits; a larger team counts in a word of its own, `arrived`, on another
+//! cache line.
 //!
-//! Arrival and release touch one cache line, which the waiters read: the last arrival costs
-//! one transfer of it to the arriving CPU and one back to each waiter, the least a centralized
-//! barrier can cost.
+//! - **Small teams, one word.** A member arrives by adding 1 to the sequence (`AcqRel`), which
+//!   also tells it the generation it waits to see pass. The member that brings the count to
+//!   the team size runs the barrier's completion action (resetting the work-sharing counter at
+//!   the end of a work-shared loop; handing the arrival times to the wait strategy), then, in
+//!   one more addition, resets the count to 0, moves the generation on and wakes the sleepers:
+//!   that releases the others. Arrival and release touch one cache line: the last arrival
+//!   costs one transfer of it to the arriving CPU and one back to each waiter.
+//! - **Larger teams, two words.** A member reads the generation (it cannot move before this
+//!   member arrives), then adds 1 to `arrived`. The last one runs the completion action, sets
+//!   `arrived` back to 0 and then moves the generation on (`SeqCst`) and wakes the sleepers.
+//!   Arrivals write only the count's line and waiters read only the sequence's: on one word,
+//!   each arrival took the line away from every member already spinning on it, and at 16
+//!   members a barrier cost twice libgomp's (which keeps its count and generation apart too);
+//!   two words halve it from 8 members on, gain about 20% at 4 and lose about 30% at 2
+//!   (BENCHMARKS.md, "On 16 CPUs").
 //!
+//! Either way a released member has seen the count's reset, so one that hurries on to the next
+//! barrier counts into the fresh count.
+
 //! # Panics and poisoning
 //!
 //! A member whose closure panics marks the region poisoned and notifies the barrier event.
@@ -37,15 +48,19 @@ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::wait::{Event, WaitInfo, WaitSite};
 use crate::{MemberInfo, Policy, Schedule, ThreadHandle, WaitStrategy};
 
-/// Bits of the barrier word that count the members arrived (the team size is at most 4096).
+/// Bits of the barrier event that count the members arrived in a team of fewer than
+/// [`SPLIT_FROM`] (the team size is at most 4096).
 const ARRIVALS: u32 = 0xffff;
-/// The barrier word's poison flag: set when a member panicked.
+/// The barrier event's poison flag: set when a member panicked.
 const POISON: u32 = 1 << 16;
-/// One generation of the barrier word; the generation wraps around in the bits above.
+/// One generation of the barrier event; the generation wraps around in the bits above.
 const GENERATION_ONE: u32 = 1 << 17;
-/// Bits of the barrier word that hold the generation.
+/// Bits of the barrier event that hold the generation.
 const GENERATION: u32 = !(ARRIVALS | POISON);
 const _: () = assert!(crate::error::MAX_THREADS_LIMIT < ARRIVALS as usize);
+/// Teams of at least this many members count barrier arrivals in a word of their own (see
+/// the module docs).
+pub(crate) const SPLIT_FROM: usize = 4;
 
 /// The payload a member unwinds with when the region was poisoned by another member's panic.
 pub(crate) struct TeamAborted;
@@ -59,7 +74,9 @@ pub(crate) struct RegionState {
     /// own: the starting thread writes it at every region start, and members read it only for
     /// barrier arrival times, so the words they read on every region stay in their caches.
     start_ns: CachePadded<AtomicU64>,
-    /// The barrier word (see the module docs).
+    /// The barrier's arrival count in teams of [`SPLIT_FROM`] or more (see the module docs).
+    arrived: CachePadded<AtomicU32>,
+    /// The barrier event: generation, poison flag, and the arrival count of smaller teams.
     barrier: CachePadded<Event>,
     ws_next: CachePadded<AtomicUsize>,
     pub(crate) poisoned: AtomicBool,
@@ -80,6 +97,7 @@ impl RegionState {
     pub(crate) fn new(max_threads: usize, epoch: Instant) -> Self {
         Self {
             start_ns: CachePadded::new(AtomicU64::new(0)),
+            arrived: CachePadded::new(AtomicU32::new(0)),
             barrier: CachePadded::new(Event::default()),
             ws_next: CachePadded::new(AtomicUsize::new(0)),
             poisoned: AtomicBool::new(false),
@@ -101,6 +119,9 @@ impl RegionState {
     pub(crate) fn reset(&self, timed_start: Option<Instant>, dirty: bool) {
         if dirty {
             self.barrier.retain(GENERATION);
+            if self.arrived.load(Ordering::Relaxed) != 0 {
+                self.arrived.store(0, Ordering::Relaxed);
+            }
             if self.ws_next.load(Ordering::Relaxed) != 0 {
                 self.ws_next.store(0, Ordering::Relaxed);
             }
@@ -127,11 +148,16 @@ impl RegionState {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    /// Counts `k` members as arrived at the current barrier without them running: members of
-    /// a probe that were revoked before their worker started them. Must be called by a member
-    /// that has not arrived yet (it arrives after), so the last arrival still releases.
-    pub(crate) fn arrive_for(&self, k: usize) {
-        self.barrier.add(k as u32);
+    /// Counts `k` members of a team of `size` as arrived at the current barrier without them
+    /// running: members of a probe that were revoked before their worker started them. Must
+    /// be called by a member that has not arrived yet (it arrives after), so the last arrival
+    /// still releases.
+    pub(crate) fn arrive_for(&self, k: usize, size: usize) {
+        if size >= SPLIT_FROM {
+            self.arrived.fetch_add(k as u32, Ordering::AcqRel);
+        } else {
+            self.barrier.add(k as u32);
+        }
     }
 
     /// Nanoseconds since the region started.
@@ -167,6 +193,12 @@ impl RegionState {
         }
         self.poisoned.store(true, Ordering::Release);
         self.barrier.set_notify(POISON);
+    }
+
+    /// Moves the barrier's generation on by `n` (tests: a generation close to its wrap).
+    #[cfg(test)]
+    pub(crate) fn skip_generations(&self, n: u32) {
+        self.barrier.add_notify(n.wrapping_mul(GENERATION_ONE));
     }
 
     #[inline]
@@ -278,10 +310,18 @@ impl<'a> Team<'a> {
             member: self.member,
             team_size: self.size,
         };
-        let before = st.barrier.add(1);
-        if before & POISON != 0 {
+        let split = self.size >= SPLIT_FROM;
+        let (generation, before) = if split {
+            // The generation cannot move before this member arrives.
+            let g = st.barrier.current();
+            (g, st.arrived.fetch_add(1, Ordering::AcqRel))
+        } else {
+            let b = st.barrier.add(1);
+            (b, b & ARRIVALS)
+        };
+        if generation & POISON != 0 {
             // Nobody is released any more: everyone unwinds below.
-        } else if (before & ARRIVALS) as usize + 1 == self.size {
+        } else if before as usize + 1 == self.size {
             on_last();
             if wants {
                 ARRIVALS_BUF.with(|b| {
@@ -295,14 +335,19 @@ impl<'a> Team<'a> {
                     self.wait.all_arrived(&info, &b);
                 });
             }
-            // count = size: adding GENERATION_ONE - size clears it and moves the generation.
-            st.barrier
-                .add_notify(GENERATION_ONE.wrapping_sub(self.size as u32));
+            if split {
+                // Seen by every member the release below lets go (it is ordered before it).
+                st.arrived.store(0, Ordering::Relaxed);
+                st.barrier.add_notify(GENERATION_ONE);
+            } else {
+                // count = size: adding GENERATION_ONE - size clears it and moves the generation.
+                st.barrier
+                    .add_notify(GENERATION_ONE.wrapping_sub(self.size as u32));
+            }
         } else {
-            let generation = before & GENERATION;
             let released = || {
                 let w = st.barrier.current();
-                w & GENERATION != generation || w & POISON != 0
+                w & GENERATION != generation & GENERATION || w & POISON != 0
             };
             if st.barrier.wait_until(released, self.wait, &info) {
                 st.blocks.fetch_add(1, Ordering::Relaxed);
@@ -373,11 +418,17 @@ mod tests {
     /// arrive at barrier `p + 1` before everyone passed `p`: after barrier `p` the count of
     /// arrivals lies in `[(p + 1) n, (p + 2) n)`.
     fn barriers_hold(threads: usize, barriers: usize) {
+        barriers_hold_from(threads, barriers, 0);
+    }
+
+    /// [`barriers_hold`] with the barrier's generation moved on by `skip` first.
+    fn barriers_hold_from(threads: usize, barriers: usize, skip: u32) {
         let rt = Runtime::builder()
             .max_threads(threads)
             .policy(Fixed::new(threads))
             .build()
             .unwrap();
+        rt.region_state().skip_generations(skip);
         let arrivals = AtomicUsize::new(0);
         rt.region(|team| {
             let n = team.size();
@@ -396,14 +447,19 @@ mod tests {
 
     #[test]
     fn barrier_generation_wraps_around_in_step() {
-        // More barriers than the word's generation bits count (2^15): the generation wraps.
+        // More barriers than the event's generation bits count (2^15): the generation wraps
+        // (both layouts), also when it starts just below its wrap.
         let wrap = (u32::MAX / GENERATION_ONE) as usize + 1;
         barriers_hold(2, wrap + 1000);
+        barriers_hold(SPLIT_FROM, wrap + 1000);
+        barriers_hold_from(SPLIT_FROM + 1, 1000, wrap as u32 - 500);
     }
 
     #[test]
     fn barrier_holds_with_more_members_than_cpus() {
-        // Members that are not on a CPU: waits end in the kernel and are woken by the release.
+        // Members that are not on a CPU: waits end in the kernel and are woken by the release;
+        // one word below SPLIT_FROM, two from it on.
+        barriers_hold(SPLIT_FROM - 1, 2000);
         barriers_hold(5, 2000);
     }
 }

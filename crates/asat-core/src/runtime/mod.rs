@@ -122,6 +122,14 @@ pub struct Runtime {
     inner: Arc<Inner>,
 }
 
+#[cfg(test)]
+impl Runtime {
+    /// The state its regions' members share (tests).
+    pub(crate) fn region_state(&self) -> &RegionState {
+        &self.inner.region
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) max_threads: usize,
     pub(crate) policy: Arc<dyn Policy>,

@@ -49,7 +49,7 @@ impl Runtime {
                             given_up.store(k as u32, Ordering::Relaxed);
                             waited_ns.store(st.now_ns().saturating_sub(enter), Ordering::Relaxed);
                             // The revoked members will never arrive: arrive for them.
-                            st.arrive_for(k);
+                            st.arrive_for(k, team.size());
                         }
                     }
                 }
