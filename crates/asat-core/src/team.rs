@@ -60,7 +60,12 @@ const GENERATION: u32 = !(ARRIVALS | POISON);
 const _: () = assert!(crate::error::MAX_THREADS_LIMIT < ARRIVALS as usize);
 /// Teams of at least this many members count barrier arrivals in a word of their own (see
 /// the module docs).
+#[cfg(not(loom))]
 pub(crate) const SPLIT_FROM: usize = 4;
+/// Under loom, 3: the models' two-member teams check the one-word protocol and their
+/// three-member team the two-word one.
+#[cfg(loom)]
+pub(crate) const SPLIT_FROM: usize = 3;
 
 /// The payload a member unwinds with when the region was poisoned by another member's panic.
 pub(crate) struct TeamAborted;
