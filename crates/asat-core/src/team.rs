@@ -25,7 +25,7 @@
 //!
 //! Either way a released member has seen the count's reset, so one that hurries on to the next
 //! barrier counts into the fresh count.
-
+//!
 //! # Panics and poisoning
 //!
 //! A member whose closure panics marks the region poisoned and notifies the barrier event.
