@@ -575,6 +575,10 @@ fn run(args: &Args) -> Result<(), String> {
              {MAX_THREADS_LIMIT}; set --threads"
         ));
     }
+    if args.policies.iter().any(|p| p == "asat") {
+        // The copies read the same `ASAT_*` variables: a bad one is an error before any run.
+        asat::Asat::from_env().map_err(|e| e.to_string())?;
+    }
     if args.trace && !args.policies.iter().any(|p| p == "asat") {
         eprintln!("compare: --trace traces asat copies only and asat is not in --policies: no trace is written");
     }

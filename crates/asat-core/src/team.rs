@@ -67,6 +67,12 @@ pub(crate) const SPLIT_FROM: usize = 4;
 #[cfg(loom)]
 pub(crate) const SPLIT_FROM: usize = 3;
 
+/// Whether a team of `size` counts barrier arrivals in `arrived` (see the module docs).
+#[inline]
+fn counts_apart(size: usize) -> bool {
+    size >= SPLIT_FROM
+}
+
 /// The payload a member unwinds with when the region was poisoned by another member's panic.
 pub(crate) struct TeamAborted;
 
@@ -158,7 +164,7 @@ impl RegionState {
     /// be called by a member that has not arrived yet (it arrives after), so the last arrival
     /// still releases.
     pub(crate) fn arrive_for(&self, k: usize, size: usize) {
-        if size >= SPLIT_FROM {
+        if counts_apart(size) {
             self.arrived.fetch_add(k as u32, Ordering::AcqRel);
         } else {
             self.barrier.add(k as u32);
@@ -315,8 +321,8 @@ impl<'a> Team<'a> {
             member: self.member,
             team_size: self.size,
         };
-        let split = self.size >= SPLIT_FROM;
-        let (generation, before) = if split {
+        let split = counts_apart(self.size);
+        let (word, before) = if split {
             // The generation cannot move before this member arrives.
             let g = st.barrier.current();
             (g, st.arrived.fetch_add(1, Ordering::AcqRel))
@@ -324,7 +330,8 @@ impl<'a> Team<'a> {
             let b = st.barrier.add(1);
             (b, b & ARRIVALS)
         };
-        if generation & POISON != 0 {
+        let generation = word & GENERATION;
+        if word & POISON != 0 {
             // Nobody is released any more: everyone unwinds below.
         } else if before as usize + 1 == self.size {
             on_last();
@@ -352,7 +359,7 @@ impl<'a> Team<'a> {
         } else {
             let released = || {
                 let w = st.barrier.current();
-                w & GENERATION != generation & GENERATION || w & POISON != 0
+                w & GENERATION != generation || w & POISON != 0
             };
             if st.barrier.wait_until(released, self.wait, &info) {
                 st.blocks.fetch_add(1, Ordering::Relaxed);
