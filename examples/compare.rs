@@ -237,7 +237,7 @@ struct CopyResult {
     timed_out: bool,
     /// Share of the job's time its starting thread spent in ASAT's probes, in percent.
     probe_pct: Option<f64>,
-    /// `t_s team_size passage_us decision` lines of an ASAT copy run with --trace.
+    /// `t_s team_size passage_us decision wait free_cpus` lines of an ASAT copy run with --trace.
     trace: Vec<String>,
     /// The sum of the job's result (none for a killed copy).
     checksum: Option<f64>,
@@ -312,13 +312,15 @@ fn worker(args: &Args) -> Result<(), String> {
     if args.trace {
         for e in asat_policy.history() {
             println!(
-                "TRACE {} {} {} {}",
+                "TRACE {} {} {} {} {} {}",
                 e.at.as_secs_f64(),
                 e.threads_after,
                 e.passage
                     .or(e.toe_passage)
                     .map_or(String::new(), |p| format!("{:.1}", p.as_secs_f64() * 1e6)),
-                e.decision.as_str()
+                e.decision.as_str(),
+                e.wait.map_or(String::new(), |w| format!("{w:.4}")),
+                e.free.map_or(String::new(), |f| format!("{f:.2}")),
             );
         }
     }
@@ -693,14 +695,14 @@ fn run(args: &Args) -> Result<(), String> {
 
 /// Writes the ASAT trace of one cell (and makes it the current DIR/asat_trace.{csv,svg}).
 fn write_trace(args: &Args, grain: usize, copies: usize, res: &[CopyResult]) -> Result<(), String> {
-    let mut csv = String::from("copy,t_s,team_size,passage_us,decision\n");
+    let mut csv = String::from("copy,t_s,team_size,passage_us,decision,wait,free_cpus\n");
     let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
     for (copy, r) in res.iter().enumerate() {
         let mut pts = Vec::new();
         for line in &r.trace {
             let f: Vec<&str> = line.split(' ').collect();
-            if f.len() == 4 {
-                csv.push_str(&format!("{copy},{},{},{},{}\n", f[0], f[1], f[2], f[3]));
+            if f.len() == 6 {
+                csv.push_str(&format!("{copy},{}\n", f.join(",")));
                 if let (Ok(t), Ok(n)) = (f[0].parse::<f64>(), f[1].parse::<f64>()) {
                     pts.push((t, n));
                 }

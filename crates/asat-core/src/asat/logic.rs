@@ -23,6 +23,9 @@ pub struct Machine {
     /// The share of the machine's CPU time that was idle since the previous reading, `None`
     /// where unknown.
     pub idle: Option<f64>,
+    /// The CPUs the rest of the machine left free since the previous reading (all CPUs less
+    /// those busy with something other than this job), `None` where unknown.
+    pub free: Option<f64>,
 }
 
 impl From<usize> for Machine {
@@ -33,6 +36,7 @@ impl From<usize> for Machine {
             pressure: None,
             wait: None,
             idle: None,
+            free: None,
         }
     }
 }
@@ -64,6 +68,7 @@ pub struct AsatLogic {
     bound: usize,
     pressure: Option<f64>,
     wait: Option<f64>,
+    free: Option<f64>,
     /// Evaluations so far, and the one at which the team last grew (while it may still be
     /// undone soon).
     evaluations: u64,
@@ -112,6 +117,7 @@ impl AsatLogic {
             bound: initial.max(1),
             pressure: None,
             wait: None,
+            free: None,
             evaluations: 0,
             grew_at: None,
             probation: false,
@@ -314,6 +320,7 @@ impl AsatLogic {
                 share: None,
                 pressure: None,
                 wait: None,
+                free: None,
                 bad_time: self.bad_time(),
                 bound: self.bound,
                 decision: Decision::Clamp,
@@ -353,7 +360,8 @@ impl AsatLogic {
 
     /// The good evaluations in a row needed before a toe dip: `good_trig`, doubled for each
     /// recent growth that was dropped again soon after (see the module docs). Under asat's
-    /// rule, 1 instead of `good_trig` when the CPU pressure showed room.
+    /// rule, 1 instead of `good_trig` when the CPU pressure showed room, and no doubling while
+    /// the rest of the machine leaves at least twice the team's CPUs free.
     pub fn good_needed(&self) -> u32 {
         match self.config.rule {
             Rule::Paper => self.config.good_trig.saturating_mul(1 << self.backoff),
@@ -361,7 +369,11 @@ impl AsatLogic {
                 self.pressure,
                 self.wait,
                 self.config.good_trig,
-                self.backoff,
+                if rule::ample(self.threads, self.free) {
+                    0
+                } else {
+                    self.backoff
+                },
             )
             .unwrap_or(u32::MAX),
         }
@@ -382,6 +394,7 @@ impl AsatLogic {
         self.bound = machine.bound.max(1);
         self.pressure = machine.pressure;
         self.wait = machine.wait;
+        self.free = machine.free;
         let mut eval = Evaluation {
             at: now.saturating_duration_since(first),
             threads_before: self.threads,
@@ -391,6 +404,7 @@ impl AsatLogic {
             share,
             pressure: machine.pressure,
             wait: machine.wait,
+            free: machine.free,
             bad_time: self.bad_time(),
             bound: self.bound,
             decision: Decision::Keep,
@@ -422,7 +436,8 @@ impl AsatLogic {
             self.good_count = self.good_count.saturating_add(1);
             self.bad_count = 0;
         }
-        let target = self.shrink_target(bad, undo_growth, share);
+        let over_free = rule::over_free(self.threads, machine.free);
+        let target = self.shrink_target(bad, undo_growth, share, over_free);
         if target < self.threads {
             self.threads = target;
             eval.decision = Decision::Drop;
@@ -443,8 +458,10 @@ impl AsatLogic {
         }
         let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < self.bound;
         if let (true, Rule::Asat, Some(idle)) = (may_grow, self.config.rule, machine.idle) {
-            // The machine's idle CPUs show the room: grow into this team's part of it.
-            if let Some(n) = rule::idle_target(self.threads, idle, self.bound) {
+            // The machine's idle CPUs show the room: grow into this team's part of it, and
+            // not past the CPUs the rest of the machine leaves free.
+            let limit = rule::free_limit(self.bound, machine.free);
+            if let Some(n) = rule::idle_target(self.threads, idle, limit) {
                 self.grow_to(n, &mut eval);
             }
             eval.threads_after = self.threads;
@@ -478,8 +495,16 @@ impl AsatLogic {
     /// when a growth on probation meets a bad one. asat's rule first jumps to the share the
     /// probes showed ([`rule::share_target`]); when that is no smaller, it falls back to the
     /// paper's step, and a growth on probation that meets a bad evaluation goes back to the size
-    /// before it at the most.
-    fn shrink_target(&self, bad: bool, undo_growth: bool, share: Option<f64>) -> usize {
+    /// before it at the most. A good evaluation of a team larger than the CPUs the rest of the
+    /// machine leaves free (`over_free`) also takes the share: one thread that shares a CPU
+    /// holds up every barrier of the team.
+    fn shrink_target(
+        &self,
+        bad: bool,
+        undo_growth: bool,
+        share: Option<f64>,
+        over_free: bool,
+    ) -> usize {
         let n = self.threads;
         let step = if (self.bad_count >= self.config.bad_trig || undo_growth) && n > 1 {
             n - 1
@@ -488,6 +513,7 @@ impl AsatLogic {
         };
         match self.config.rule {
             Rule::Paper => step,
+            Rule::Asat if !bad && over_free => share.map_or(n, |s| rule::share_target(n, s)),
             Rule::Asat if !bad => n,
             Rule::Asat => {
                 let jump = share.map_or(n, |s| rule::share_target(n, s));

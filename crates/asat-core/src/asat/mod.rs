@@ -49,16 +49,24 @@
 //!   job's share `T P / N` of the machine;
 //! - `pressure`: the machine's PSI `some` stall share (`/proc/pressure/cpu`, else the cgroup's
 //!   `cpu.pressure`), and `idle`: the machine's idle share of CPU time (`/proc/stat`), both
-//!   as deltas over the interval.
+//!   as deltas over the interval;
+//! - `free`: the CPUs the rest of the machine left free, `P` less the CPUs busy with anything
+//!   but this process (`(1 - idle) P` less the process's own CPU time over the interval).
 //!
 //! **The control law** (the pure functions of [`rule`], driven by [`AsatLogic`]):
 //! - *crowded* (a timed barrier was bad, or `wait > 5%`): `T := max(ceil(T/2), round(s))`
 //!   with `s = T min(prompt, 1 - wait)` (a tie rounds down; never more than `T`, never below
 //!   1); when that is no drop, the paper's step still applies (`bad_trig` bad evaluations
 //!   drop one thread), and a growth still on probation goes back to the size before it;
+//! - *over the free CPUs* (a good evaluation, but `T > free + 1/2`): the same
+//!   `T := max(ceil(T/2), round(s))`. One thread more than the CPUs the others leave shares a
+//!   CPU with them, and in a bulk-synchronous job it holds up every barrier: the team runs at
+//!   that thread's pace and leaves the rest of its CPUs idle, while its mean `wait` (one thread
+//!   of `T` waiting half the time) stays in the dead band below;
 //! - *room* (a good evaluation, pressure below 2%, `wait` below 2%, idle at least 5%):
-//!   `T := min(4T, bound, floor(T / (1 - idle)))`, on probation. Without an idle reading, a
-//!   growth probe of `min(2T, bound)` threads is run and as many as entered on time are kept;
+//!   `T := min(4T, bound, round(free), floor(T / (1 - idle)))`, on probation. Without an idle
+//!   reading, a growth probe of `min(2T, bound)` threads is run and as many as entered on time
+//!   are kept;
 //! - otherwise the team keeps its size.
 //!
 //! **Why k jobs settle without oscillating.** Both moves are proportional, the same for every
@@ -74,7 +82,11 @@
 //! wait, and the dead band between them (`wait` between 2% and 5%, idle under 5%) is where a
 //! settled machine sits. The halving limit keeps one noisy reading (a burst of waits while
 //! every other job also shrinks) from emptying the machine, at the cost of one more evaluation
-//! for an excess above 2x. What the law does not do is equalize jobs that already sum to `P`:
+//! for an excess above 2x. `free` keeps idle CPUs that the job's own barrier waits leave (a
+//! straggler's team mates blocked) from passing for room: beside hogs the team settles at the
+//! CPUs the hogs leave instead of bouncing between them and the bound. Jobs beside other
+//! bulk-synchronous jobs see some room in `free` (the others' barrier waits), which the
+//! proportional growth and the dead band bound as before. What the law does not do is equalize jobs that already sum to `P`:
 //! proportional moves keep their ratio, so jobs that start together (equal by symmetry) stay
 //! fair, while a job that arrives later settles below the earlier ones (`asat_sim`'s
 //! staggered rows show by how much).
@@ -126,7 +138,9 @@
 //!   whole interval, and the team it replaced had a record of good ones);
 //! - when a growth is undone within `bad_trig + 1` evaluations, the good evaluations needed
 //!   before the next toe dip double (`good_trig << backoff`, at most [`MAX_BACKOFF`]
-//!   doublings); a growth that holds resets it.
+//!   doublings); a growth that holds resets it. Under asat's rule the doubling does not apply
+//!   while the rest of the machine leaves at least twice the team's CPUs free
+//!   ([`rule::ample`]): the machine changed (other jobs left) since the growths failed.
 //!
 //! Without them, k jobs on a full machine keep oscillating, each spending a third of its
 //! evaluations one thread too large (measured with 3 copies on 2 CPUs before probation: 5-6 of
@@ -167,11 +181,13 @@
 //! CPU affinity mask and the cgroup CPU quota (`cpu.max`), re-read at each evaluation (as Go
 //! 1.25 does for GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
 
+mod evaluation;
 mod logic;
 mod pressure;
 pub mod rule;
 pub mod sim;
 
+pub use evaluation::{Decision, Evaluation};
 pub use logic::{AsatLogic, Machine, Step, FIRST_SAMPLES};
 
 use std::collections::VecDeque;
@@ -180,7 +196,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::{Error, Plan, Policy, RegionStart, RuntimeInfo};
-use pressure::{CpuIdle, CpuPressure, CpuWait};
+use pressure::Readings;
 
 /// Multiple of the balanced passage above which a passage is bad.
 pub const BAD_FACTOR: u32 = 20;
@@ -264,65 +280,6 @@ impl Default for AsatConfig {
     }
 }
 
-/// What an evaluation decided.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Decision {
-    /// The team size stays.
-    Keep,
-    /// One thread fewer.
-    Drop,
-    /// The toe-dip barrier with one more thread was good: one thread more.
-    Grow,
-    /// The toe-dip barrier was bad: the team size stays.
-    RejectGrow,
-    /// The bound (affinity mask, CPU quota) fell below the team size: clamped to it.
-    Clamp,
-}
-
-impl Decision {
-    /// A short lower-case name (`keep`, `drop`, `grow`, `reject-grow`, `clamp`).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Decision::Keep => "keep",
-            Decision::Drop => "drop",
-            Decision::Grow => "grow",
-            Decision::RejectGrow => "reject-grow",
-            Decision::Clamp => "clamp",
-        }
-    }
-}
-
-/// One evaluation, as [`Asat::history`] records it.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Evaluation {
-    /// When, since the first region start the policy saw.
-    pub at: Duration,
-    /// Team size before the evaluation.
-    pub threads_before: usize,
-    /// Team size after it.
-    pub threads_after: usize,
-    /// Passage of the timed barrier with the current size (`None` for a team of one).
-    pub passage: Option<Duration>,
-    /// Passage of the toe-dip barrier, if one was run.
-    pub toe_passage: Option<Duration>,
-    /// The share the window's timed barriers showed: the team size times the mean fraction of
-    /// members that entered on time (`None` for a team of one).
-    pub share: Option<f64>,
-    /// The CPU pressure since the previous evaluation (`None` where the kernel has none).
-    pub pressure: Option<f64>,
-    /// The share of runnable time the process's threads waited for a CPU since the previous
-    /// evaluation (`None` where the kernel does not say).
-    pub wait: Option<f64>,
-    /// The bad-time threshold in force.
-    pub bad_time: Duration,
-    /// The bound in force.
-    pub bound: usize,
-    /// What was decided.
-    pub decision: Decision,
-}
-
 /// The ASAT policy. Keep an `Arc<Asat>` to read [`history`](Asat::history) and
 /// [`threads`](Asat::threads) while the runtime runs.
 ///
@@ -354,9 +311,7 @@ pub struct Asat {
 struct State {
     logic: Option<AsatLogic>,
     config: AsatConfig,
-    pressure: Option<CpuPressure>,
-    wait: Option<CpuWait>,
-    idle: Option<CpuIdle>,
+    readings: Option<Readings>,
 }
 
 impl Default for Asat {
@@ -377,9 +332,7 @@ impl Asat {
             state: Mutex::new(State {
                 logic: None,
                 config,
-                pressure: None,
-                wait: None,
-                idle: None,
+                readings: None,
             }),
             history: Mutex::new(VecDeque::new()),
         }
@@ -505,30 +458,28 @@ impl Policy for Asat {
             ));
         }
         st.logic = Some(AsatLogic::new(c, rt.max_threads));
-        st.pressure = (c.rule == Rule::Asat).then(CpuPressure::open);
-        st.wait = (c.rule == Rule::Asat).then(CpuWait::default);
-        st.idle = (c.rule == Rule::Asat).then(CpuIdle::default);
+        st.readings = (c.rule == Rule::Asat).then(Readings::open);
         Ok(())
     }
 
     fn plan(&self, start: &RegionStart) -> Plan {
         let mut st = self.state.lock();
         let State {
-            logic,
-            pressure,
-            wait,
-            idle,
-            ..
+            logic, readings, ..
         } = &mut *st;
         let Some(logic) = logic.as_mut() else {
             return Plan::run(start.max_threads);
         };
         let max = start.max_threads;
-        let step = logic.step(start.now(), start.probe, || Machine {
-            bound: start.cpu_budget().min(max),
-            pressure: pressure.as_mut().and_then(|p| p.sample(start.now())),
-            wait: wait.as_mut().and_then(CpuWait::sample),
-            idle: idle.as_mut().and_then(CpuIdle::sample),
+        let step = logic.step(start.now(), start.probe, || {
+            let r = readings.as_mut().map(|r| r.sample(start.now()));
+            Machine {
+                bound: start.cpu_budget().min(max),
+                pressure: r.and_then(|r| r.pressure),
+                wait: r.and_then(|r| r.wait),
+                idle: r.and_then(|r| r.idle),
+                free: r.and_then(|r| r.free),
+            }
         });
         drop(st);
         if let Some(e) = step.evaluation {

@@ -7,7 +7,12 @@
 //!   CPU time and the time it was runnable but waiting for a CPU; their sums over the
 //!   process give the share of its runnable time the job was kept waiting ([`CpuWait`]).
 //!   Reading it costs one small file per thread (about 5 us each), once per evaluation;
-//! - the machine's idle CPU time, from the first line of `/proc/stat` ([`CpuIdle`]).
+//! - the machine's idle CPU time, from the first line of `/proc/stat` ([`CpuIdle`]);
+//! - the CPUs the rest of the machine left free: all CPUs less those that were busy with
+//!   something other than this process (the busy share of `/proc/stat` less the process's own
+//!   CPU time from `schedstat`), [`free_cpus`].
+//!
+//! [`Readings`] takes them all at an evaluation.
 //!
 //! The system-wide file `/proc/pressure/cpu` is used, else the process's cgroup
 //! `cpu.pressure` (cgroup v2), else none: kernels built without PSI or booted with `psi=0`
@@ -15,6 +20,71 @@
 
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// What asat's rule reads from the kernel, taken together at an evaluation.
+#[derive(Debug)]
+pub(crate) struct Readings {
+    pressure: CpuPressure,
+    wait: CpuWait,
+    idle: CpuIdle,
+    last: Option<Instant>,
+}
+
+/// One [`Readings::sample`]: each `None` where the kernel does not say or on the first call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Reading {
+    pub(crate) pressure: Option<f64>,
+    pub(crate) wait: Option<f64>,
+    pub(crate) idle: Option<f64>,
+    pub(crate) free: Option<f64>,
+}
+
+impl Readings {
+    pub(crate) fn open() -> Self {
+        Self {
+            pressure: CpuPressure::open(),
+            wait: CpuWait::default(),
+            idle: CpuIdle::default(),
+            last: None,
+        }
+    }
+
+    /// Everything since the previous call.
+    pub(crate) fn sample(&mut self, now: Instant) -> Reading {
+        let pressure = self.pressure.sample(now);
+        let wait = self.wait.sample();
+        let idle = self.idle.sample();
+        let wall = self
+            .last
+            .replace(now)
+            .map(|t| now.saturating_duration_since(t).as_nanos() as f64);
+        let free = match (wait, idle, wall) {
+            (Some((_, run)), Some((idle, cpus)), Some(wall)) => {
+                free_cpus(cpus, idle, run as f64, wall)
+            }
+            _ => None,
+        };
+        Reading {
+            pressure,
+            wait: wait.map(|w| w.0),
+            idle: idle.map(|i| i.0),
+            free,
+        }
+    }
+}
+
+/// The CPUs the rest of the machine left free over an interval of `wall` ns: `cpus` less the
+/// CPUs busy with something other than this process, `(1 - idle) cpus - run / wall` (its
+/// threads ran `run` ns in all), within `[0, cpus]`; `None` for an empty interval.
+pub(crate) fn free_cpus(cpus: usize, idle: f64, run: f64, wall: f64) -> Option<f64> {
+    if wall <= 0.0 || idle.is_nan() || run.is_nan() {
+        return None;
+    }
+    let cpus = cpus as f64;
+    let busy = (1.0 - idle.clamp(0.0, 1.0)) * cpus;
+    let others = (busy - run.max(0.0) / wall).max(0.0);
+    Some((cpus - others).clamp(0.0, cpus))
+}
 
 /// Reads the CPU pressure counter and turns two readings into a stall fraction.
 #[derive(Debug)]
@@ -53,8 +123,9 @@ pub(crate) struct CpuWait {
 
 impl CpuWait {
     /// The share of runnable time the process's threads waited for a CPU since the previous
-    /// call (`None` on the first call or where `schedstat` is missing).
-    pub(crate) fn sample(&mut self) -> Option<f64> {
+    /// call, and the CPU time in ns they ran in all (`None` on the first call or where
+    /// `schedstat` is missing).
+    pub(crate) fn sample(&mut self) -> Option<(f64, u64)> {
         let mut total = (0u64, 0u64);
         let mut any = false;
         for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
@@ -68,7 +139,7 @@ impl CpuWait {
             return None;
         }
         let prev = self.last.replace(total)?;
-        Some(wait_fraction(prev, total))
+        Some((wait_fraction(prev, total), total.0.saturating_sub(prev.0)))
     }
 }
 
@@ -97,17 +168,20 @@ pub(crate) struct CpuIdle {
 }
 
 impl CpuIdle {
-    /// The idle share of all CPUs' time since the previous call (`None` on the first).
-    pub(crate) fn sample(&mut self) -> Option<f64> {
+    /// The idle share of all CPUs' time since the previous call, and the number of CPUs
+    /// (`None` on the first call).
+    pub(crate) fn sample(&mut self) -> Option<(f64, usize)> {
         let text = std::fs::read_to_string("/proc/stat").ok()?;
         let now = stat_idle_total(&text)?;
+        let cpus = stat_cpus(&text);
         let prev = self.last.replace(now)?;
         let total = now.1.saturating_sub(prev.1);
-        Some(if total == 0 {
+        let idle = if total == 0 {
             0.0
         } else {
             (now.0.saturating_sub(prev.0) as f64 / total as f64).min(1.0)
-        })
+        };
+        Some((idle, cpus.max(1)))
     }
 }
 
@@ -122,6 +196,16 @@ pub(crate) fn stat_idle_total(text: &str) -> Option<(u64, u64)> {
         .map(|x| x.parse().ok())
         .collect::<Option<_>>()?;
     (f.len() == 8).then(|| (f[3] + f[4], f.iter().sum()))
+}
+
+/// The number of per-CPU lines (`cpu0`, `cpu1`, ...) of `/proc/stat`: the online CPUs.
+pub(crate) fn stat_cpus(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
 }
 
 fn candidates() -> Vec<PathBuf> {
@@ -193,7 +277,7 @@ mod tests {
         assert_eq!(wait_fraction((9000, 9000), (1000, 1000)), 0.0);
         let mut w = CpuWait::default();
         assert_eq!(w.sample(), None);
-        if let Some(f) = w.sample() {
+        if let Some((f, _)) = w.sample() {
             assert!((0.0..=1.0).contains(&f));
         }
     }
@@ -202,12 +286,44 @@ mod tests {
     fn the_idle_share_of_the_machine() {
         let t = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
         assert_eq!(stat_idle_total(t), Some((850, 1000)));
+        assert_eq!(stat_cpus(t), 1);
+        assert_eq!(
+            stat_cpus("cpu  1\ncpu0 1\ncpu1 2\ncpu12 3\ncpufreq 4\nintr 5\n"),
+            3
+        );
         assert_eq!(stat_idle_total("cpu  1 2 3\n"), None);
         assert_eq!(stat_idle_total("intr 5\n"), None);
         let mut c = CpuIdle::default();
         assert_eq!(c.sample(), None);
-        if let Some(f) = c.sample() {
-            assert!((0.0..=1.0).contains(&f));
+        if let Some((f, cpus)) = c.sample() {
+            assert!((0.0..=1.0).contains(&f) && cpus >= 1);
+        }
+    }
+
+    #[test]
+    fn the_free_cpus_are_all_less_what_others_kept_busy() {
+        const MS: f64 = 1e6;
+        // 64 CPUs, 34% idle, this process ran 26.24 CPUs' worth: 16 CPUs busy with others
+        let f = free_cpus(64, 0.34, 26.24 * 200.0 * MS, 200.0 * MS).unwrap();
+        assert!((f - 48.0).abs() < 1e-9, "{f}");
+        // alone: every busy CPU is ours
+        assert_eq!(free_cpus(2, 0.1, 1.8 * MS, MS), Some(2.0));
+        // more run time than busy CPUs (rounding between the counters): nobody else
+        assert_eq!(free_cpus(2, 0.5, 1.9 * MS, MS), Some(2.0));
+        // a hog beside an idle process
+        assert_eq!(free_cpus(2, 0.5, 0.0, MS), Some(1.0));
+        assert_eq!(free_cpus(2, 0.5, 0.0, 0.0), None);
+        assert_eq!(free_cpus(2, f64::NAN, 0.0, MS), None);
+        let mut r = Readings::open();
+        let t0 = Instant::now();
+        assert_eq!(r.sample(t0).free, None, "nothing to compare yet");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = r.sample(Instant::now());
+        if let Some(f) = second.free {
+            assert!(
+                (0.0..=stat_cpus(&std::fs::read_to_string("/proc/stat").unwrap()) as f64)
+                    .contains(&f)
+            );
         }
     }
 

@@ -69,6 +69,29 @@ pub fn idle_target(threads: usize, idle: f64, bound: usize) -> Option<usize> {
     (t > threads).then_some(t)
 }
 
+/// Whether the team has more threads than the CPUs the rest of the machine left free (by
+/// more than half a thread): one of its threads then shares a CPU, and in a bulk-synchronous
+/// job that thread holds up every barrier, however small the job's mean wait.
+pub fn over_free(threads: usize, free: Option<f64>) -> bool {
+    free.is_some_and(|f| f + 0.5 < threads as f64)
+}
+
+/// The most threads a growth may reach: the bound, and no more than the CPUs the rest of the
+/// machine left free (rounded; never below one).
+pub fn free_limit(bound: usize, free: Option<f64>) -> usize {
+    match free {
+        Some(f) if f.is_finite() => bound.min(((f + 0.5).floor().max(1.0)) as usize),
+        _ => bound,
+    }
+}
+
+/// Whether the rest of the machine leaves at least twice the team's CPUs free: room that a
+/// growth did not find by luck (the machine changed since growths failed), so growth does not
+/// wait for the back-off.
+pub fn ample(threads: usize, free: Option<f64>) -> bool {
+    free.is_some_and(|f| f >= 2.0 * threads as f64)
+}
+
 /// The size of the growth probe (a timed barrier with more threads than the team has): twice
 /// the team, within the bound, and at least one more thread.
 pub fn dip_size(threads: usize, bound: usize) -> usize {
@@ -144,6 +167,34 @@ mod tests {
         assert_eq!(idle_target(1, 0.5, 2), Some(2));
         assert_eq!(idle_target(8, f64::NAN, 64), None);
         assert_eq!(idle_target(8, 1.0, 64), Some(32));
+    }
+
+    #[test]
+    fn the_free_cpus_bound_the_team() {
+        assert!(over_free(49, Some(48.0)));
+        assert!(over_free(49, Some(48.49)));
+        assert!(!over_free(49, Some(48.5)), "the boundary rounds up");
+        assert!(!over_free(2, Some(1.9)), "alone beside a little noise");
+        assert!(!over_free(2, None));
+        assert!(!over_free(2, Some(f64::NAN)));
+        assert_eq!(free_limit(64, Some(48.2)), 48);
+        assert_eq!(free_limit(64, Some(63.6)), 64);
+        assert_eq!(free_limit(64, Some(99.0)), 64);
+        assert_eq!(free_limit(64, Some(0.1)), 1);
+        assert_eq!(free_limit(64, None), 64);
+        assert_eq!(free_limit(64, Some(f64::INFINITY)), 64);
+        assert!(ample(71, Some(256.0)) && ample(1, Some(2.0)));
+        assert!(!ample(65, Some(86.0)) && !ample(2, Some(3.9)) && !ample(2, None));
+        for t in 1..300 {
+            for f in [0.0, 0.4, 0.5, 0.6, 1.5, 47.5, 48.0, 48.5, 299.9] {
+                // a team at the growth limit is never over the free CPUs
+                let lim = free_limit(1000, Some(f));
+                assert!(
+                    !(t <= lim && t > 1 && over_free(t, Some(f))),
+                    "t {t} free {f}"
+                );
+            }
+        }
     }
 
     #[test]

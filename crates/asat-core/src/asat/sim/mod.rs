@@ -4,7 +4,9 @@
 //!
 //! - The machine (`engine`): time slices, one round-robin run queue per CPU, wake-up latency,
 //!   wake-up preemption after a granularity, idle CPUs first for woken threads, new-idle
-//!   stealing, and the system-wide CPU pressure (PSI `some`) the logic reads.
+//!   stealing, and what the logic reads from the kernel: the CPU pressure (PSI `some`), each
+//!   job's run-queue wait (`schedstat`), the idle share (`/proc/stat`) and from those the CPUs
+//!   the rest of the machine left free, computed by the policy's own function.
 //! - The jobs (`world`): bulk-synchronous loops of regions, `region_work` of CPU time per
 //!   member at `max_threads` (the work is split over the team, with a ±5% imbalance); members
 //!   wait for work and at barriers by spinning for `spin`, then blocking. At each region start

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::{Doing, Engine, Note, Ns, Params, Tid};
 use super::{Config, JobSpec, Scenario, TracePoint};
-use crate::asat::{AsatLogic, Machine};
+use crate::asat::{pressure, AsatLogic, Machine};
 use crate::{Plan, ProbeResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,15 @@ struct Episode {
     released: bool,
 }
 
+/// The counters at a job's previous reading.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    at: Ns,
+    busy: u128,
+    run: u64,
+    wait: u64,
+}
+
 #[derive(Debug)]
 struct Job {
     spec: JobSpec,
@@ -54,8 +63,7 @@ struct Job {
     ep: Episode,
     result: Option<ProbeResult>,
     psi_mark: Option<(u128, u128)>,
-    wait_mark: Option<(u64, u64)>,
-    idle_mark: Option<(Ns, u128)>,
+    mark: Option<Mark>,
     evaluations: usize,
     gone: bool,
 }
@@ -103,8 +111,7 @@ impl<'a> World<'a> {
                 ep: Episode::default(),
                 result: None,
                 psi_mark: None,
-                wait_mark: None,
-                idle_mark: None,
+                mark: None,
                 evaluations: 0,
                 gone: false,
             });
@@ -198,8 +205,7 @@ impl<'a> World<'a> {
         let at = self.base + Duration::from_nanos(now);
         let bound = self.jobs[job].spec.max_threads.min(self.cfg.processors);
         let pressure = self.pressure(job);
-        let wait = self.wait(job);
-        let idle = self.idle(job);
+        let (wait, idle, free) = self.cpu_readings(job);
         let j = &mut self.jobs[job];
         let result = j.result.take();
         let step = j.logic.step(at, result, || Machine {
@@ -207,6 +213,7 @@ impl<'a> World<'a> {
             pressure,
             wait,
             idle,
+            free,
         });
         if let Some(e) = step.evaluation {
             j.evaluations += 1;
@@ -247,32 +254,44 @@ impl<'a> World<'a> {
         })
     }
 
-    /// The machine's idle share of CPU time since this job's previous reading (`/proc/stat`).
-    fn idle(&mut self, job: usize) -> Option<f64> {
+    /// What the job reads from the modelled kernel since its previous reading: the share of
+    /// runnable time its threads waited for a CPU (`schedstat`, with the model's on), the
+    /// machine's idle share of CPU time (`/proc/stat`), and the CPUs the rest of the machine
+    /// left free (from both, as the policy computes it).
+    fn cpu_readings(&mut self, job: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
         let now = self.eng.now();
         let (busy, _) = self.eng.pressure_integrals();
-        let (t0, b0) = self.jobs[job].idle_mark.replace((now, busy))?;
-        let all = u128::from(now.saturating_sub(t0)) * self.cfg.processors as u128;
-        Some(if all == 0 {
-            0.0
-        } else {
-            1.0 - busy.saturating_sub(b0) as f64 / all as f64
-        })
-    }
-
-    /// The share of runnable time the job's threads waited for a CPU since this job's
-    /// previous reading (the kernel's `schedstat`, modelled).
-    fn wait(&mut self, job: usize) -> Option<f64> {
-        if !self.cfg.schedstat {
-            return None;
-        }
         let (run, wait) = self.jobs[job]
             .members
             .iter()
             .map(|&t| self.eng.times(t))
             .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let prev = self.jobs[job].wait_mark.replace((run, wait))?;
-        Some(super::super::pressure::wait_fraction(prev, (run, wait)))
+        let Some(prev) = self.jobs[job].mark.replace(Mark {
+            at: now,
+            busy,
+            run,
+            wait,
+        }) else {
+            return (None, None, None);
+        };
+        let wall = now.saturating_sub(prev.at);
+        let all = u128::from(wall) * self.cfg.processors as u128;
+        let idle = if all == 0 {
+            0.0
+        } else {
+            1.0 - busy.saturating_sub(prev.busy) as f64 / all as f64
+        };
+        let ran = run.saturating_sub(prev.run) as f64;
+        let free = self
+            .cfg
+            .schedstat
+            .then(|| pressure::free_cpus(self.cfg.processors, idle, ran, wall as f64))
+            .flatten();
+        let wait = self
+            .cfg
+            .schedstat
+            .then(|| pressure::wait_fraction((prev.run, prev.wait), (run, wait)));
+        (wait, Some(idle), free)
     }
 
     fn post(&mut self, job: usize, size: usize, probe: bool, limit: Option<Ns>) {
