@@ -15,7 +15,7 @@
 //!   one row per evaluation of each job;
 //! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
-//!   moves_per_eval_after,regain_evals` (see `asat_core::asat::sim::Summary`; an empty cell is
+//!   moves_per_eval_after,regain_evals,efficiency` (see `asat_core::asat::sim::Summary`; an empty cell is
 //!   "never" or "not applicable");
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
@@ -138,7 +138,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
     )?;
     let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
-    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals")?;
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency")?;
     for c in cells {
         for p in &c.trace {
             writeln!(
@@ -157,7 +157,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         let m = &c.summary;
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             c.rule,
             c.processors,
             c.jobs,
@@ -166,7 +166,8 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
             opt_f(m.total_after, 2),
             opt_f(m.max_share_dev, 3),
             opt_f(m.moves_per_eval_after, 3),
-            opt(m.regain_evals)
+            opt(m.regain_evals),
+            opt_f(m.efficiency, 3)
         )?;
     }
     t.flush()?;
@@ -174,13 +175,13 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
 }
 
 fn print_table(cells: &[Cell]) {
-    println!("| rule | P | k | scenario | settle evals | total after | max share dev | moves/eval | regain evals |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| rule | P | k | scenario | settle evals | total after | max share dev | moves/eval | regain evals | efficiency |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         let m = &c.summary;
         let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.rule,
             c.processors,
             c.jobs,
@@ -191,6 +192,8 @@ fn print_table(cells: &[Cell]) {
                 .map_or("-".into(), |d| format!("{:.0}%", d * 100.0)),
             dash(opt_f(m.moves_per_eval_after, 2)),
             dash(opt(m.regain_evals)),
+            m.efficiency
+                .map_or("-".into(), |e| format!("{:.0}%", e * 100.0)),
         );
     }
 }

@@ -20,6 +20,13 @@ pub struct Summary {
     /// Evaluations the last job needs, after the others left, to reach `0.9 P` (`None`:
     /// never, or no departures in the scenario).
     pub regain_evals: Option<u32>,
+    /// The jobs' useful CPU time (their completed regions' work) over the CPU time of the `C`
+    /// CPUs the hogs leave, while every job is present: 1 when the jobs keep those CPUs busy
+    /// with work, less for idle CPUs, spinning and waiting at barriers, and time slices that
+    /// went to the hogs; above 1 when the jobs' threads outnumber the hogs enough to take
+    /// part of the hogs' CPUs (the kernel shares per thread). `None` when a job has fewer than
+    /// two evaluations then.
+    pub efficiency: Option<f64>,
 }
 
 /// The team of each job at each evaluation of any job within `[from, until)`, as the sum.
@@ -60,6 +67,7 @@ pub fn summarize(trace: &[TracePoint], scenario: &Scenario, cfg: &Config) -> Sum
         max_share_dev: None,
         moves_per_eval_after: None,
         regain_evals: regain(trace, scenario, p),
+        efficiency: efficiency(trace, scenario, cfg, cpus),
     };
     let Some(t0) = settled_at else {
         return out;
@@ -84,6 +92,26 @@ pub fn summarize(trace: &[TracePoint], scenario: &Scenario, cfg: &Config) -> Sum
     out.moves_per_eval_after =
         (!moves.is_empty()).then(|| moves.iter().sum::<f64>() / moves.len() as f64);
     out
+}
+
+/// See [`Summary::efficiency`]: each job's completed regions between its first and its last
+/// evaluation of the span, as a rate.
+fn efficiency(trace: &[TracePoint], sc: &Scenario, cfg: &Config, cpus: usize) -> Option<f64> {
+    let mut useful = 0.0;
+    for (j, spec) in sc.jobs.iter().enumerate() {
+        let mut span = trace
+            .iter()
+            .filter(|q| q.job == j && q.t >= sc.settle_from && q.t < sc.settle_until);
+        let first = span.next()?;
+        let last = span.last()?;
+        let secs = last.t.saturating_sub(first.t).as_secs_f64();
+        if secs <= 0.0 {
+            return None;
+        }
+        let work = cfg.region_work.as_secs_f64() * spec.max_threads as f64;
+        useful += (last.regions - first.regions) as f64 * work / secs;
+    }
+    Some(useful / cpus as f64)
 }
 
 /// Evaluations of the last job after the others left until its team reaches `0.9 P`.
@@ -111,6 +139,9 @@ mod tests {
             t: Duration::from_millis(ms),
             before,
             team,
+            // 500 us regions of 8 members at 4 CPUs' worth of work each: 1 region per ms is
+            // 4 CPUs kept busy
+            regions: ms,
         }
     }
 
@@ -161,5 +192,7 @@ mod tests {
             Some(2),
             "8 >= 0.9 * 8 at the second evaluation"
         );
+        // each job: one region (8 x 500 us) per ms, 4 CPUs each, 8 CPUs in all
+        assert!((s.efficiency.unwrap() - 1.0).abs() < 1e-9, "{s:?}");
     }
 }

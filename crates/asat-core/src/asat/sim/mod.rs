@@ -211,6 +211,9 @@ pub struct TracePoint {
     pub before: usize,
     /// Team size after.
     pub team: usize,
+    /// Work regions the job completed so far (each is `region_work` of CPU time per member
+    /// at `max_threads`, so `max_threads x region_work` in all).
+    pub regions: u64,
 }
 
 /// Runs `scenario` on the machine of `cfg`: every evaluation of every job, in time order.

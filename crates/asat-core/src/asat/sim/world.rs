@@ -65,6 +65,8 @@ struct Job {
     psi_mark: Option<(u128, u128)>,
     mark: Option<Mark>,
     evaluations: usize,
+    /// Work regions completed (timed barriers not counted).
+    regions: u64,
     gone: bool,
 }
 
@@ -113,6 +115,7 @@ impl<'a> World<'a> {
                 psi_mark: None,
                 mark: None,
                 evaluations: 0,
+                regions: 0,
                 gone: false,
             });
             // The only timers are arrivals; the token is the job.
@@ -223,6 +226,7 @@ impl<'a> World<'a> {
                 t: Duration::from_nanos(now),
                 before: e.threads_before,
                 team: e.threads_after,
+                regions: j.regions,
             });
         }
         match step.plan {
@@ -401,6 +405,9 @@ impl<'a> World<'a> {
 
     fn release(&mut self, job: usize) {
         self.jobs[job].ep.released = true;
+        if !self.jobs[job].ep.probe {
+            self.jobs[job].regions += 1;
+        }
         let size = self.jobs[job].ep.size;
         // Workers first: the master's proceeding starts the next region.
         for m in (0..size).rev() {
