@@ -10,7 +10,9 @@
 //! - the machine's idle CPU time, from the first line of `/proc/stat` ([`CpuIdle`]);
 //! - the CPUs the rest of the machine left free: all CPUs less those that were busy with
 //!   something other than this process (the busy share of `/proc/stat` less the process's own
-//!   CPU time from `schedstat`), [`free_cpus`].
+//!   CPU time from `schedstat`), [`free_cpus`]. Time a hypervisor stole from the CPUs is not
+//!   busy: no thread count inside the machine changes it, and `schedstat` leaves it out of the
+//!   process's own time too.
 //!
 //! [`Readings`] takes them all at an evaluation.
 //!
@@ -59,29 +61,30 @@ impl Readings {
             .replace(now)
             .map(|t| now.saturating_duration_since(t).as_nanos() as f64);
         let free = match (wait, idle, wall) {
-            (Some((_, run)), Some((idle, cpus)), Some(wall)) => {
-                free_cpus(cpus, idle, run as f64, wall)
+            (Some((_, run)), Some(i), Some(wall)) => {
+                free_cpus(i.cpus, i.idle + i.steal, run as f64, wall)
             }
             _ => None,
         };
         Reading {
             pressure,
             wait: wait.map(|w| w.0),
-            idle: idle.map(|i| i.0),
+            idle: idle.map(|i| i.idle),
             free,
         }
     }
 }
 
 /// The CPUs the rest of the machine left free over an interval of `wall` ns: `cpus` less the
-/// CPUs busy with something other than this process, `(1 - idle) cpus - run / wall` (its
-/// threads ran `run` ns in all), within `[0, cpus]`; `None` for an empty interval.
-pub(crate) fn free_cpus(cpus: usize, idle: f64, run: f64, wall: f64) -> Option<f64> {
-    if wall <= 0.0 || idle.is_nan() || run.is_nan() {
+/// CPUs busy with something other than this process, `(1 - not_busy) cpus - run / wall`
+/// (`not_busy`: the share of CPU time idle or stolen; the process's threads ran `run` ns in
+/// all), within `[0, cpus]`; `None` for an empty interval.
+pub(crate) fn free_cpus(cpus: usize, not_busy: f64, run: f64, wall: f64) -> Option<f64> {
+    if wall <= 0.0 || not_busy.is_nan() || run.is_nan() {
         return None;
     }
     let cpus = cpus as f64;
-    let busy = (1.0 - idle.clamp(0.0, 1.0)) * cpus;
+    let busy = (1.0 - not_busy.clamp(0.0, 1.0)) * cpus;
     let others = (busy - run.max(0.0) / wall).max(0.0);
     Some((cpus - others).clamp(0.0, cpus))
 }
@@ -164,30 +167,44 @@ pub(crate) fn wait_fraction(prev: (u64, u64), now: (u64, u64)) -> f64 {
 /// The machine's idle share of CPU time.
 #[derive(Debug, Default)]
 pub(crate) struct CpuIdle {
-    last: Option<(u64, u64)>,
+    last: Option<(u64, u64, u64)>,
 }
 
 impl CpuIdle {
-    /// The idle share of all CPUs' time since the previous call, and the number of CPUs
-    /// (`None` on the first call).
-    pub(crate) fn sample(&mut self) -> Option<(f64, usize)> {
+    /// The idle and stolen shares of all CPUs' time since the previous call, and the number
+    /// of CPUs (`None` on the first call).
+    pub(crate) fn sample(&mut self) -> Option<IdleSample> {
         let text = std::fs::read_to_string("/proc/stat").ok()?;
         let now = stat_idle_total(&text)?;
         let cpus = stat_cpus(&text);
         let prev = self.last.replace(now)?;
-        let total = now.1.saturating_sub(prev.1);
-        let idle = if total == 0 {
-            0.0
-        } else {
-            (now.0.saturating_sub(prev.0) as f64 / total as f64).min(1.0)
+        let total = now.2.saturating_sub(prev.2);
+        let share = |a: u64, b: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                (a.saturating_sub(b) as f64 / total as f64).min(1.0)
+            }
         };
-        Some((idle, cpus.max(1)))
+        Some(IdleSample {
+            idle: share(now.0, prev.0),
+            steal: share(now.1, prev.1),
+            cpus: cpus.max(1),
+        })
     }
 }
 
-/// `(idle + iowait, user + nice + system + idle + iowait + irq + softirq + steal)` of the
-/// aggregate `cpu` line of `/proc/stat`, in clock ticks.
-pub(crate) fn stat_idle_total(text: &str) -> Option<(u64, u64)> {
+/// One [`CpuIdle::sample`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct IdleSample {
+    pub(crate) idle: f64,
+    pub(crate) steal: f64,
+    pub(crate) cpus: usize,
+}
+
+/// `(idle + iowait, steal, user + nice + system + idle + iowait + irq + softirq + steal)` of
+/// the aggregate `cpu` line of `/proc/stat`, in clock ticks.
+pub(crate) fn stat_idle_total(text: &str) -> Option<(u64, u64, u64)> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
     let f: Vec<u64> = line
         .split_whitespace()
@@ -195,7 +212,7 @@ pub(crate) fn stat_idle_total(text: &str) -> Option<(u64, u64)> {
         .take(8)
         .map(|x| x.parse().ok())
         .collect::<Option<_>>()?;
-    (f.len() == 8).then(|| (f[3] + f[4], f.iter().sum()))
+    (f.len() == 8).then(|| (f[3] + f[4], f[7], f.iter().sum()))
 }
 
 /// The number of per-CPU lines (`cpu0`, `cpu1`, ...) of `/proc/stat`: the online CPUs.
@@ -284,8 +301,8 @@ mod tests {
 
     #[test]
     fn the_idle_share_of_the_machine() {
-        let t = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
-        assert_eq!(stat_idle_total(t), Some((850, 1000)));
+        let t = "cpu  100 0 50 750 50 0 0 50 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        assert_eq!(stat_idle_total(t), Some((800, 50, 1000)));
         assert_eq!(stat_cpus(t), 1);
         assert_eq!(
             stat_cpus("cpu  1\ncpu0 1\ncpu1 2\ncpu12 3\ncpufreq 4\nintr 5\n"),
@@ -295,8 +312,8 @@ mod tests {
         assert_eq!(stat_idle_total("intr 5\n"), None);
         let mut c = CpuIdle::default();
         assert_eq!(c.sample(), None);
-        if let Some((f, cpus)) = c.sample() {
-            assert!((0.0..=1.0).contains(&f) && cpus >= 1);
+        if let Some(s) = c.sample() {
+            assert!((0.0..=1.0).contains(&(s.idle + s.steal)) && s.cpus >= 1);
         }
     }
 
@@ -312,6 +329,8 @@ mod tests {
         assert_eq!(free_cpus(2, 0.5, 1.9 * MS, MS), Some(2.0));
         // a hog beside an idle process
         assert_eq!(free_cpus(2, 0.5, 0.0, MS), Some(1.0));
+        // alone on a VM whose hypervisor stole 30% of both CPUs: nobody else here
+        assert_eq!(free_cpus(2, 0.3, 1.4 * MS, MS), Some(2.0));
         assert_eq!(free_cpus(2, 0.5, 0.0, 0.0), None);
         assert_eq!(free_cpus(2, f64::NAN, 0.0, MS), None);
         let mut r = Readings::open();

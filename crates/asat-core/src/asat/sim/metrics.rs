@@ -103,7 +103,7 @@ fn efficiency(trace: &[TracePoint], sc: &Scenario, cfg: &Config, cpus: usize) ->
             .iter()
             .filter(|q| q.job == j && q.t >= sc.settle_from && q.t < sc.settle_until);
         let first = span.next()?;
-        let last = span.last()?;
+        let last = span.next_back()?;
         let secs = last.t.saturating_sub(first.t).as_secs_f64();
         if secs <= 0.0 {
             return None;
