@@ -456,11 +456,14 @@ impl AsatLogic {
                 self.backoff = 0;
             }
         }
-        let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < self.bound;
+        // asat's rule never grows past the CPUs the rest of the machine leaves free.
+        let limit = match self.config.rule {
+            Rule::Paper => self.bound,
+            Rule::Asat => rule::free_limit(self.bound, machine.free),
+        };
+        let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < limit;
         if let (true, Rule::Asat, Some(idle)) = (may_grow, self.config.rule, machine.idle) {
-            // The machine's idle CPUs show the room: grow into this team's part of it, and
-            // not past the CPUs the rest of the machine leaves free.
-            let limit = rule::free_limit(self.bound, machine.free);
+            // The machine's idle CPUs show the room: grow into this team's part of it.
             if let Some(n) = rule::idle_target(self.threads, idle, limit) {
                 self.grow_to(n, &mut eval);
             }
@@ -474,7 +477,7 @@ impl AsatLogic {
             // Dip a toe in the water: one timed barrier with more threads.
             let dip = match self.config.rule {
                 Rule::Paper => self.threads + 1,
-                Rule::Asat => rule::dip_size(self.threads, self.bound),
+                Rule::Asat => rule::dip_size(self.threads, limit),
             };
             self.pending = Some(Pending::Toe(eval));
             return Step {

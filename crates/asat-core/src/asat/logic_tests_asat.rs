@@ -218,14 +218,17 @@ proptest::proptest! {
     fn asat_rule_stays_in_bounds_never_shrinks_on_a_good_machine_nor_grows_on_a_crowded_one(
         initial in 1usize..64,
         steps in proptest::collection::vec(
-            (0u64..300, 0u64..3_000, 0.0f64..=1.0, 1usize..64, proptest::option::of(0.0f64..0.3)),
+            (
+                (0u64..300, 0u64..3_000, 0.0f64..=1.0, 1usize..64),
+                (proptest::option::of(0.0f64..0.3), proptest::option::of(0.0f64..80.0)),
+            ),
             1..200,
         ),
     ) {
         let mut l = AsatLogic::new(asat_cfg(), initial);
         let t0 = Instant::now();
         let mut t = 0;
-        for (dt, passage_us, frac, bound, pressure) in steps {
+        for ((dt, passage_us, frac, bound), (pressure, free)) in steps {
             t += dt;
             let now = t0 + Duration::from_millis(t);
             let before = l.threads();
@@ -234,7 +237,7 @@ proptest::proptest! {
                 let prompt = if bad { ((n as f64 * frac) as usize).min(n) } else { n };
                 (US * passage_us as u32, prompt)
             };
-            let m = Machine { bound, pressure, wait: None, idle: None, free: None };
+            let m = Machine { bound, pressure, wait: None, idle: None, free };
             let (n, probes, e) = region_asat(&mut l, now, m, &probe);
             proptest::prop_assert!(n >= 1 && n <= bound.max(1) || e.is_none() && n <= before,
                 "n {} bound {} before {}", n, bound, before);
@@ -251,13 +254,19 @@ proptest::proptest! {
                         let floor = before.div_ceil(2) as f64;
                         proptest::prop_assert!(n as f64 <= share.max(floor) + 0.5 || n + 1 == before || n == before,
                             "n {} share {} before {}", n, share, before);
-                    } else if judged_good {
+                    } else if judged_good && !rule::over_free(before, free) {
                         proptest::prop_assert!(n >= before, "a good machine shrank {} -> {}", before, n);
+                    } else if judged_good {
+                        // more threads than the others leave free: at most the share
+                        proptest::prop_assert!(n <= before && n >= before.div_ceil(2),
+                            "over the free CPUs {:?}: {} -> {}", free, before, n);
                     }
                     if e.decision == Decision::Grow {
-                        // a growth never exceeds what its probe ran
+                        // a growth never exceeds what its probe ran, nor the free CPUs
                         let dip = *probes.last().unwrap();
                         proptest::prop_assert!(n <= probe(dip).1, "grew to {} from a probe of {}", n, dip);
+                        proptest::prop_assert!(n <= rule::free_limit(e.bound, free),
+                            "grew to {} with {:?} free", n, free);
                     }
                 }
             }
