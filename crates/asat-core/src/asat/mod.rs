@@ -65,8 +65,8 @@
 //!   of `T` waiting half the time) stays in the dead band below;
 //! - *room* (a good evaluation, pressure below 2%, `wait` below 2%, idle at least 5%):
 //!   `T := min(4T, bound, round(free), floor(T / (1 - idle)))`, on probation. Without an idle
-//!   reading, a growth probe of `min(2T, bound)` threads is run and as many as entered on time
-//!   are kept;
+//!   reading, a growth probe of `min(2T, bound, round(free))` threads is run and as many as
+//!   entered on time are kept;
 //! - otherwise the team keeps its size.
 //!
 //! **Why k jobs settle without oscillating.** Both moves are proportional, the same for every
