@@ -220,17 +220,18 @@ fn sixteen_cpus_paper_rule_with_eight_jobs_steps_down_as_the_real_run_did() {
 
 #[test]
 fn one_job_beside_hogs_takes_exactly_the_cpus_they_leave_and_stays() {
-    // 64 CPUs and 16 hogs: 48 CPUs free. A 49th thread would share a CPU with a hog and hold
-    // up every barrier (a third of the machine idle, the mean wait under 2%); before the free
-    // CPUs were read, the job sat at 49 and bounced to 64 and back every few evaluations.
+    // 256 CPUs and 64 hogs: 192 CPUs free. Two threads more would share CPUs with hogs and
+    // hold up every barrier (half the job's work lost), while its mean wait stays in the dead
+    // band; before the free CPUs were read, the job sat at 194 and grew to 256 and back every
+    // few evaluations.
     for seed in 1..=3 {
-        let cfg = Config::new(64, Rule::Asat, seed);
-        let trace = run(&cfg, &Scenario::hogs(64, 1, EVAL)).unwrap();
+        let cfg = Config::new(256, Rule::Asat, seed);
+        let trace = run(&cfg, &Scenario::hogs(256, 1, EVAL)).unwrap();
         let teams = &jobs(&trace, 1)[0];
         assert!(teams.len() >= 25, "seed {seed}: {teams:?}");
         assert!(
-            teams[3..].iter().all(|&t| t == 48),
-            "seed {seed}: at 48 from the 4th evaluation on: {teams:?}"
+            teams[3..].iter().all(|&t| t == 192),
+            "seed {seed}: at 192 from the 4th evaluation on: {teams:?}"
         );
     }
 }

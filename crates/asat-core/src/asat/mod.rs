@@ -91,14 +91,16 @@
 //! What the law does not do is equalize jobs that already sum to `P`: proportional moves keep
 //! their ratio, so jobs that start together (equal by symmetry) stay fair, but jobs that
 //! arrive one after another do not. A newcomer starts at `max_threads` and its share of an
-//! oversubscribed machine is proportional to that, so it keeps an entry advantage: in the
-//! simulator, 8 jobs arriving one per second on 256 CPUs end with the last at 51-70 threads
-//! and the first at 15-21 (seeds 1-3). Fairness between them needs a move that is not
+//! oversubscribed machine is proportional to that, so it keeps some of its entry advantage: in
+//! the simulator, 8 jobs arriving one per second on 256 CPUs end with the last at 49-62 threads
+//! and the first at 15-38 (seeds 1-3). Fairness between them needs a move that is not
 //! proportional (Chiu and Jain: additive increase with multiplicative decrease), with a
 //! newcomer starting small when the machine is full; an additive step of one thread per
-//! `good_trig` good evaluations, tried in the simulator only, raised Jain's index of the 8 jobs
-//! from 0.62-0.75 to 0.76-0.80 over 30 evaluations (P = 16, 64, 256, seed 1): too slowly to
-//! adopt as it stands.
+//! `good_trig` good evaluations alone, tried in the simulator, did not improve it.
+//!
+//! Nor can a team of one grow into idle CPUs by the proportional step, `floor(1 / (1 - idle))`,
+//! until half the machine is idle: 8 jobs beside 4 hogs on 16 simulated CPUs stay at one
+//! thread each with 4 CPUs idle.
 //!
 //! The simulator [`sim`] drives this logic on a model of a time-sharing machine;
 //! `examples/asat_sim.rs` runs the scenarios and BENCHMARKS.md has the figures.

@@ -10,7 +10,9 @@
 //! - The jobs (`world`): bulk-synchronous loops of regions, `region_work` of CPU time per
 //!   member at `max_threads` (the work is split over the team, with a ±5% imbalance); members
 //!   wait for work and at barriers by spinning for `spin`, then blocking. At each region start
-//!   the master calls [`AsatLogic::step`](super::AsatLogic::step) exactly as the policy does;
+//!   the master calls [`AsatLogic::step`](super::AsatLogic::step) exactly as the policy does
+//!   (the kernel is read only when the logic asks, so a reading covers the time since the
+//!   job's previous one);
 //!   the timed barriers it asks for run on the simulated threads, members that have not
 //!   started within the limit are given up on, and the result (passage, members on time)
 //!   goes back to the logic.

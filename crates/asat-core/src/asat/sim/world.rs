@@ -207,16 +207,27 @@ impl<'a> World<'a> {
         }
         let at = self.base + Duration::from_nanos(now);
         let bound = self.jobs[job].spec.max_threads.min(self.cfg.processors);
-        let pressure = self.pressure(job);
-        let (wait, idle, free) = self.cpu_readings(job);
+        let (eng, cfg) = (&self.eng, self.cfg);
         let j = &mut self.jobs[job];
         let result = j.result.take();
-        let step = j.logic.step(at, result, || Machine {
-            bound,
-            pressure,
-            wait,
-            idle,
-            free,
+        let Job {
+            logic,
+            members,
+            mark,
+            psi_mark,
+            ..
+        } = j;
+        // Read only when the logic asks (its first region start and its evaluations), as the
+        // policy does: each reading covers the time since the job's previous one.
+        let step = logic.step(at, result, || {
+            let (wait, idle, free) = cpu_readings(eng, cfg, members, mark);
+            Machine {
+                bound,
+                pressure: pressure(eng, cfg, psi_mark),
+                wait,
+                idle,
+                free,
+            }
         });
         if let Some(e) = step.evaluation {
             j.evaluations += 1;
@@ -241,61 +252,6 @@ impl<'a> World<'a> {
                 give_up_after.map(ns),
             ),
         }
-    }
-
-    /// The stall fraction since this job's previous reading (with the model's PSI on).
-    fn pressure(&mut self, job: usize) -> Option<f64> {
-        if !self.cfg.pressure {
-            return None;
-        }
-        let (busy, some) = self.eng.pressure_integrals();
-        let prev = self.jobs[job].psi_mark.replace((busy, some))?;
-        let db = busy.saturating_sub(prev.0);
-        Some(if db == 0 {
-            0.0
-        } else {
-            (some.saturating_sub(prev.1) as f64 / db as f64).min(1.0)
-        })
-    }
-
-    /// What the job reads from the modelled kernel since its previous reading: the share of
-    /// runnable time its threads waited for a CPU (`schedstat`, with the model's on), the
-    /// machine's idle share of CPU time (`/proc/stat`), and the CPUs the rest of the machine
-    /// left free (from both, as the policy computes it).
-    fn cpu_readings(&mut self, job: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
-        let now = self.eng.now();
-        let (busy, _) = self.eng.pressure_integrals();
-        let (run, wait) = self.jobs[job]
-            .members
-            .iter()
-            .map(|&t| self.eng.times(t))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let Some(prev) = self.jobs[job].mark.replace(Mark {
-            at: now,
-            busy,
-            run,
-            wait,
-        }) else {
-            return (None, None, None);
-        };
-        let wall = now.saturating_sub(prev.at);
-        let all = u128::from(wall) * self.cfg.processors as u128;
-        let idle = if all == 0 {
-            0.0
-        } else {
-            1.0 - busy.saturating_sub(prev.busy) as f64 / all as f64
-        };
-        let ran = run.saturating_sub(prev.run) as f64;
-        let free = self
-            .cfg
-            .schedstat
-            .then(|| pressure::free_cpus(self.cfg.processors, idle, ran, wall as f64))
-            .flatten();
-        let wait = self
-            .cfg
-            .schedstat
-            .then(|| pressure::wait_fraction((prev.run, prev.wait), (run, wait)));
-        (wait, Some(idle), free)
     }
 
     fn post(&mut self, job: usize, size: usize, probe: bool, limit: Option<Ns>) {
@@ -452,4 +408,61 @@ impl<'a> World<'a> {
             self.eng.exit(tid);
         }
     }
+}
+
+/// The stall fraction since the job's previous reading (with the model's PSI on).
+fn pressure(eng: &Engine, cfg: &Config, mark: &mut Option<(u128, u128)>) -> Option<f64> {
+    if !cfg.pressure {
+        return None;
+    }
+    let (busy, some) = eng.pressure_integrals();
+    let prev = mark.replace((busy, some))?;
+    let db = busy.saturating_sub(prev.0);
+    Some(if db == 0 {
+        0.0
+    } else {
+        (some.saturating_sub(prev.1) as f64 / db as f64).min(1.0)
+    })
+}
+
+/// What a job reads from the modelled kernel since its previous reading: the share of runnable
+/// time its threads waited for a CPU (`schedstat`, with the model's on), the machine's idle
+/// share of CPU time (`/proc/stat`), and the CPUs the rest of the machine left free (from both,
+/// as the policy computes it).
+fn cpu_readings(
+    eng: &Engine,
+    cfg: &Config,
+    members: &[Tid],
+    mark: &mut Option<Mark>,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let now = eng.now();
+    let (busy, _) = eng.pressure_integrals();
+    let (run, wait) = members
+        .iter()
+        .map(|&t| eng.times(t))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let Some(prev) = mark.replace(Mark {
+        at: now,
+        busy,
+        run,
+        wait,
+    }) else {
+        return (None, None, None);
+    };
+    let wall = now.saturating_sub(prev.at);
+    let all = u128::from(wall) * cfg.processors as u128;
+    let idle = if all == 0 {
+        0.0
+    } else {
+        1.0 - busy.saturating_sub(prev.busy) as f64 / all as f64
+    };
+    let ran = run.saturating_sub(prev.run) as f64;
+    let free = cfg
+        .schedstat
+        .then(|| pressure::free_cpus(cfg.processors, idle, ran, wall as f64))
+        .flatten();
+    let wait = cfg
+        .schedstat
+        .then(|| pressure::wait_fraction((prev.run, prev.wait), (run, wait)));
+    (wait, Some(idle), free)
 }
