@@ -235,3 +235,29 @@ fn one_job_beside_hogs_takes_exactly_the_cpus_they_leave_and_stays() {
         );
     }
 }
+
+#[test]
+fn jobs_started_together_settle_near_the_machine_size_and_near_equal() {
+    // The shares come from the wait every thread shares (the probes' prompt, which is a
+    // coarse fraction of a small team, sent single jobs to half their share before: 8 jobs on
+    // 256 CPUs ended as far apart as 9 and 40 threads), and a good evaluation gives back the
+    // threads that waited, so the sum comes down to about one thread per job over P.
+    for (p, k, seed) in [(64, 8, 2), (256, 8, 1), (256, 4, 3)] {
+        let cfg = Config::new(p, Rule::Asat, seed);
+        let sc = Scenario::together(p, k, EVAL);
+        let trace = run(&cfg, &sc).unwrap();
+        let last: Vec<usize> = jobs(&trace, k).iter().map(|t| *t.last().unwrap()).collect();
+        let fair = p as f64 / k as f64;
+        assert!(
+            last.iter().all(|&t| (t as f64 - fair).abs() <= 0.25 * fair),
+            "P {p}, k {k}: teams {last:?} against {fair}"
+        );
+        let sum: usize = last.iter().sum();
+        assert!((p..=p + k).contains(&sum), "P {p}, k {k}: sum {sum}");
+        let s = summarize(&trace, &sc, &cfg);
+        assert!(
+            s.settle_evals.is_some_and(|e| e <= 12),
+            "P {p}, k {k}: {s:?}"
+        );
+    }
+}

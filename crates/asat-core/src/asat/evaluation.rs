@@ -45,8 +45,10 @@ pub struct Evaluation {
     pub passage: Option<Duration>,
     /// Passage of the toe-dip barrier, if one was run.
     pub toe_passage: Option<Duration>,
-    /// The share the window's timed barriers showed: the team size times the mean fraction of
-    /// members that entered on time (`None` for a team of one).
+    /// The share of the machine the evaluation saw, in threads: the team size times the share
+    /// of runnable time its threads were not kept waiting, or where the kernel does not say,
+    /// times the mean fraction of members that entered the timed barriers on time (`None` when
+    /// neither is known).
     pub share: Option<f64>,
     /// The CPU pressure since the previous evaluation (`None` where the kernel has none).
     pub pressure: Option<f64>,

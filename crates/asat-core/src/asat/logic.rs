@@ -440,6 +440,8 @@ impl AsatLogic {
         let target = self.shrink_target(bad, undo_growth, share, over_free);
         if target < self.threads {
             self.threads = target;
+            // Good evaluations count toward a growth of the team that had them, not this one.
+            self.good_count = 0;
             eval.decision = Decision::Drop;
             self.restart_samples();
             // A growth undone this soon was a toe dip that happened to find a free moment.
@@ -464,7 +466,7 @@ impl AsatLogic {
         let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < limit;
         if let (true, Rule::Asat, Some(idle)) = (may_grow, self.config.rule, machine.idle) {
             // The machine's idle CPUs show the room: grow into this team's part of it.
-            if let Some(n) = rule::idle_target(self.threads, idle, limit) {
+            if let Some(n) = rule::idle_target(self.threads, idle, machine.pressure, limit) {
                 self.grow_to(n, &mut eval);
             }
             eval.threads_after = self.threads;
@@ -498,9 +500,10 @@ impl AsatLogic {
     /// when a growth on probation meets a bad one. asat's rule first jumps to the share the
     /// probes showed ([`rule::share_target`]); when that is no smaller, it falls back to the
     /// paper's step, and a growth on probation that meets a bad evaluation goes back to the size
-    /// before it at the most. A good evaluation of a team larger than the CPUs the rest of the
-    /// machine leaves free (`over_free`) also takes the share: one thread that shares a CPU
-    /// holds up every barrier of the team.
+    /// before it at the most. A good evaluation takes the share too when the kernel gave the
+    /// job's wait (the threads that waited on average, rounded: below half a thread, none) or
+    /// when the team is larger than the CPUs the rest of the machine leaves free (`over_free`:
+    /// one thread that shares a CPU holds up every barrier of the team).
     fn shrink_target(
         &self,
         bad: bool,
@@ -516,7 +519,9 @@ impl AsatLogic {
         };
         match self.config.rule {
             Rule::Paper => step,
-            Rule::Asat if !bad && over_free => share.map_or(n, |s| rule::share_target(n, s)),
+            Rule::Asat if !bad && (over_free || self.wait.is_some()) => {
+                share.map_or(n, |s| rule::share_target(n, s))
+            }
             Rule::Asat if !bad => n,
             Rule::Asat => {
                 let jump = share.map_or(n, |s| rule::share_target(n, s));

@@ -279,7 +279,7 @@ proptest::proptest! {
 fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_into_its_idle() {
     // 64 CPUs, 16 hogs, a team of 49 (the simulator's case): one member shares a CPU with a
     // hog and every barrier waits for it, so 34% of the machine is idle although the mean
-    // wait (1.9%) is in the dead band and every timed barrier is prompt.
+    // wait (1.9%) is small and every timed barrier is prompt.
     let t0 = Instant::now();
     let straggler = Machine {
         bound: 64,
@@ -305,16 +305,52 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
         let (n, _, _) = region_asat(&mut l, t0 + (25 + 100 * k) * MS, settled, &prompt);
         assert_eq!(n, 48, "evaluation {k}");
     }
-    // Without the free CPUs known, the same readings (a dead-band wait, an idle third)
-    // grow the team into the idle share, where it meets the hogs (the oscillation the free
-    // CPUs remove).
+    // Without the free CPUs known, the wait alone (0.93 threads waiting on average) gives
+    // the thread back too.
+    let mut l = AsatLogic::new(asat_cfg(), 49);
+    let no_free = Machine {
+        free: None,
+        ..straggler
+    };
+    region_asat(&mut l, t0, no_free, &prompt);
+    assert_eq!(region_asat(&mut l, t0 + 25 * MS, no_free, &prompt).0, 48);
+    // Knowing neither (a kernel without schedstat) and seeing no pressure, the idle third
+    // grows the team into the hogs' CPUs: the oscillation the free CPUs remove.
     let mut l = AsatLogic::new(asat_cfg(), 49);
     let unknown = Machine {
         free: None,
+        wait: None,
+        pressure: Some(0.0),
         ..straggler
     };
     region_asat(&mut l, t0, unknown, &prompt);
     assert_eq!(region_asat(&mut l, t0 + 25 * MS, unknown, &prompt).0, 64);
+}
+
+#[test]
+fn asat_gives_back_the_threads_that_waited_and_not_half_a_thread() {
+    // 256 CPUs: a team of 70 whose threads waited 2% (1.4 threads) on a good evaluation
+    // drops one; at 69 with 0.7% (0.48 threads) it stays. Good evaluations are counted again
+    // from the drop.
+    let t0 = Instant::now();
+    let prompt = |n: usize| (20 * US, n);
+    let m = |wait: f64| Machine {
+        bound: 256,
+        pressure: Some(0.01),
+        wait: Some(wait),
+        idle: Some(0.08),
+        free: Some(80.0),
+    };
+    let mut l = AsatLogic::new(asat_cfg(), 70);
+    region_asat(&mut l, t0, m(0.02), &prompt);
+    let (n, _, e) = region_asat(&mut l, t0 + 25 * MS, m(0.02), &prompt);
+    assert_eq!((n, e.unwrap().decision), (69, Decision::Drop));
+    for k in 1..=10 {
+        let (n, _, e) = region_asat(&mut l, t0 + (25 + 200 * k) * MS, m(0.007), &prompt);
+        assert_eq!(n, 69, "evaluation {k}");
+        // the idle 8% beside 1% pressure is not room
+        assert_ne!(e.map(|e| e.decision), Some(Decision::Grow));
+    }
 }
 
 #[test]
