@@ -156,8 +156,11 @@ fn sums(teams: &[Vec<usize>]) -> Vec<usize> {
 /// "On 16 CPUs", two runs each; bounds that both real runs meet), over six seeds: with asat's
 /// rule one job keeps 16 threads; 4 jobs started together hold 13-20 threads together from
 /// their 3rd evaluation, at most 6 each (real: 4, 4, 4, 4 and 4, 3, 3, 3 at the 3rd); 8 jobs
-/// 12-18 together from their 4th, at most 3 each (real: 14 and 12, 1-2 each); one job beside 4
-/// CPU hogs holds 11-13 from its 2nd (real: 12-13). The real runs' 3-6 threads for each of 4
+/// 12-18 together from their 4th (real: 14 and 12), at most 5 each (real: 1-2 each, under
+/// session 12's rule, whose teams of one could not grow into the idle CPUs; since session 14
+/// they grow with the probability of the proportional target's fraction, which fills the 16
+/// CPUs and takes single jobs to 3-5 threads in the model); one job beside 4 CPU hogs holds
+/// 11-13 from its 2nd (real: 12-13). The real runs' 3-6 threads for each of 4
 /// jobs is what most seeds give, not all: once the machine is full, asat's rule does not even
 /// out shares that started unequal (seed 3 ends at 6, 5, 1, 4), as the 4-copy NPB runs on
 /// that machine showed too.
@@ -169,7 +172,7 @@ fn sixteen_cpus_asat_rule_settles_as_the_real_runs_did() {
         let one = run(&cfg, &Scenario::together(16, 1, EVAL)).unwrap();
         let one = &jobs(&one, 1)[0];
         assert!(one.len() >= 25 && one.iter().all(|&t| t == 16), "{one:?}");
-        for (k, from, most, sum) in [(4, 2, 6, 13..=20), (8, 3, 3, 12..=18)] {
+        for (k, from, most, sum) in [(4, 2, 6, 13..=20), (8, 3, 5, 12..=18)] {
             let trace = run(&cfg, &Scenario::together(16, k, EVAL)).unwrap();
             let teams = jobs(&trace, k);
             for (j, t) in teams.iter().enumerate() {
@@ -259,5 +262,23 @@ fn jobs_started_together_settle_near_the_machine_size_and_near_equal() {
             s.settle_evals.is_some_and(|e| e <= 12),
             "P {p}, k {k}: {s:?}"
         );
+    }
+}
+
+#[test]
+fn teams_of_one_fill_the_cpus_the_hogs_leave() {
+    // 8 jobs beside 4 hogs on 16 CPUs: 12 CPUs for the jobs. A team of one grows into idle
+    // CPUs with the probability of its proportional target's fraction (1 / (1 - idle) is
+    // 1.33 at a quarter of the machine idle); rounded down always, every job stayed at one
+    // thread with 4 CPUs idle (70-78% of the work).
+    for seed in 1..=3 {
+        let cfg = Config::new(16, Rule::Asat, seed);
+        let sc = Scenario::hogs(16, 8, EVAL);
+        let trace = run(&cfg, &sc).unwrap();
+        let teams = jobs(&trace, 8);
+        let sum: usize = teams.iter().map(|t| *t.last().unwrap()).sum();
+        assert!((11..=14).contains(&sum), "seed {seed}: {teams:?}");
+        let s = summarize(&trace, &sc, &cfg);
+        assert!(s.efficiency.is_some_and(|e| e >= 0.9), "seed {seed}: {s:?}");
     }
 }

@@ -5,6 +5,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
 use super::rule;
 use super::*;
 use crate::{Plan, ProbeResult};
@@ -79,6 +82,10 @@ pub struct AsatLogic {
     before_growth: usize,
     /// Toe dips wait for `good_trig << backoff` good evaluations.
     backoff: u32,
+    /// The seed of the random rounding of growths into idle CPUs ([`rule::idle_target`]),
+    /// and the draws so far.
+    seed: u64,
+    draws: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -123,7 +130,24 @@ impl AsatLogic {
             probation: false,
             before_growth: initial.max(1),
             backoff: 0,
+            seed: 0,
+            draws: 0,
         }
+    }
+
+    /// The seed of the random rounding of growths into idle CPUs (0 unless set): jobs on one
+    /// machine need different seeds, or those in the same state round alike.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The next draw, uniform in `[0, 1)`: the `draws`-th of the seed's sequence (a generator
+    /// per draw keeps the logic `Clone`; draws come at most once per evaluation).
+    fn draw(&mut self) -> f64 {
+        self.draws += 1;
+        let key = self.seed ^ self.draws.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        StdRng::seed_from_u64(key).random_range(0.0..1.0)
     }
 
     /// The settings.
@@ -466,7 +490,8 @@ impl AsatLogic {
         let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < limit;
         if let (true, Rule::Asat, Some(idle)) = (may_grow, self.config.rule, machine.idle) {
             // The machine's idle CPUs show the room: grow into this team's part of it.
-            if let Some(n) = rule::idle_target(self.threads, idle, machine.pressure, limit) {
+            let u = self.draw();
+            if let Some(n) = rule::idle_target(self.threads, idle, machine.pressure, limit, u) {
                 self.grow_to(n, &mut eval);
             }
             eval.threads_after = self.threads;

@@ -413,3 +413,28 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
     let (n, _, e) = region_asat(&mut l, t0 + 325 * MS, empty, &prompt);
     assert_eq!((n, e.unwrap().decision), (64, Decision::Grow));
 }
+
+#[test]
+fn asat_team_of_one_grows_into_idle_cpus_with_the_probability_of_the_fraction() {
+    // A quarter of 16 CPUs idle, no pressure: the proportional target is 1 / 0.75 = 1.33, so
+    // a team of one grows to two at its first evaluation with probability 1/3, the same for
+    // the same seed, and never past two.
+    let t0 = Instant::now();
+    let m = Machine {
+        bound: 16,
+        pressure: Some(0.0),
+        wait: Some(0.0),
+        idle: Some(0.25),
+        free: Some(5.0),
+    };
+    let first = |seed: u64| {
+        let mut l = AsatLogic::new(asat_cfg(), 1).with_seed(seed);
+        region_asat(&mut l, t0, m, &|n| (20 * US, n));
+        region_asat(&mut l, t0 + 60 * MS, m, &|n| (20 * US, n)).0
+    };
+    let runs: Vec<usize> = (0..600).map(first).collect();
+    assert!(runs.iter().all(|&n| n == 1 || n == 2), "{runs:?}");
+    let grew = runs.iter().filter(|&&n| n == 2).count();
+    assert!((150..=250).contains(&grew), "{grew} of 600 grew");
+    assert_eq!(runs[..20], (0..20).map(first).collect::<Vec<_>>()[..]);
+}

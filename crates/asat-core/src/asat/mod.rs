@@ -66,7 +66,10 @@
 //!   holds up every barrier: the team runs at that thread's pace and leaves the rest of its
 //!   CPUs idle, while its mean `wait` (one thread of `T` waiting half the time) stays small;
 //! - *room* (a good evaluation, pressure below 0.5%, `wait` below 2%, idle at least 5%):
-//!   `T := min(4T, bound, round(free), floor(T / (1 - idle)))`, on probation. Without an idle
+//!   `T := min(4T, bound, round(free), floor(T / (1 - idle) + u))`, `u` drawn uniformly from
+//!   `[0, 1)` (the target rounded up with the probability of its fraction, so that k jobs
+//!   fill the idle CPUs on average and a team of one can grow before half the machine is
+//!   idle), on probation. Without an idle
 //!   reading, a growth probe of `min(2T, bound, round(free))` threads is run (pressure below
 //!   2%) and as many as entered on time are kept;
 //! - otherwise the team keeps its size. Good evaluations are counted from the last drop.
@@ -109,10 +112,6 @@
 //! that is not proportional (Chiu and Jain: additive increase with multiplicative decrease),
 //! with a newcomer starting small when the machine is full; additive growth steps, tried in
 //! the simulator, did not settle within the `[P, P + k]` band and did not make them fair.
-//!
-//! Nor can a team of one grow into idle CPUs by the proportional step, `floor(1 / (1 - idle))`,
-//! until half the machine is idle: 8 jobs beside 4 hogs on 16 simulated CPUs stay at one
-//! thread each with 4 CPUs idle.
 //!
 //! The simulator [`sim`] drives this logic on a model of a time-sharing machine;
 //! `examples/asat_sim.rs` runs the scenarios and BENCHMARKS.md has the figures.
@@ -480,7 +479,8 @@ impl Policy for Asat {
                 "this Asat is already attached to a runtime: each runtime needs its own",
             ));
         }
-        st.logic = Some(AsatLogic::new(c, rt.max_threads));
+        // Jobs round their growths at random; each process draws its own seed.
+        st.logic = Some(AsatLogic::new(c, rt.max_threads).with_seed(rand::random()));
         st.readings = (c.rule == Rule::Asat).then(Readings::open);
         Ok(())
     }

@@ -65,14 +65,21 @@ pub const PRESSURE_QUIET: f64 = 0.005;
 
 /// The team size that takes this team's part of the machine's idle CPUs: the busy CPUs grow
 /// into the idle ones in proportion, `threads / (1 - idle)` (so k jobs that see the same idle
-/// share together fill the machine), rounded down, at most [`MAX_GROWTH`] times the team
-/// and the bound; `None` when that is no growth, the idle share is below [`IDLE_ROOM`], or
-/// the CPU pressure is at least [`PRESSURE_QUIET`].
+/// share together fill the machine), at most [`MAX_GROWTH`] times the team and the bound;
+/// `None` when that is no growth, the idle share is below [`IDLE_ROOM`], or the CPU pressure
+/// is at least [`PRESSURE_QUIET`].
+///
+/// The target is rounded at random, `floor(threads / (1 - idle) + u)` with `u` drawn
+/// uniformly from `[0, 1)`: up with the probability of its fraction, so that k jobs fill the
+/// idle CPUs on average. Rounded down always (`u = 0`), a team of one would not grow until
+/// half the machine were idle (`1 / (1 - idle) >= 2`), and k teams of one beside CPU hogs
+/// would leave CPUs idle for good.
 pub fn idle_target(
     threads: usize,
     idle: f64,
     pressure: Option<f64>,
     bound: usize,
+    u: f64,
 ) -> Option<usize> {
     // NaN is no room
     if idle.is_nan()
@@ -82,7 +89,13 @@ pub fn idle_target(
         return None;
     }
     let busy = (1.0 - idle.min(1.0)).max(1.0 / MAX_GROWTH as f64);
-    let t = ((threads as f64 / busy).floor() as usize)
+    // below 1, so that a whole target is never rounded up
+    let u = if u.is_finite() {
+        u.clamp(0.0, 0.999_999)
+    } else {
+        0.0
+    };
+    let t = ((threads as f64 / busy + u).floor() as usize)
         .min(threads.saturating_mul(MAX_GROWTH))
         .min(bound);
     (t > threads).then_some(t)
@@ -177,27 +190,60 @@ mod tests {
 
     #[test]
     fn growth_into_idle_cpus_is_in_proportion() {
-        assert_eq!(idle_target(32, 0.5, None, 256), Some(64));
-        assert_eq!(idle_target(32, 0.875, None, 256), Some(128), "at most 4x");
-        assert_eq!(idle_target(32, 0.875, Some(0.0), 100), Some(100));
-        assert_eq!(idle_target(32, 0.04, None, 256), None);
-        assert_eq!(idle_target(32, 0.06, Some(0.004), 256), Some(34));
+        assert_eq!(idle_target(32, 0.5, None, 256, 0.0), Some(64));
         assert_eq!(
-            idle_target(1, 0.4, None, 2),
+            idle_target(32, 0.875, None, 256, 0.0),
+            Some(128),
+            "at most 4x"
+        );
+        assert_eq!(idle_target(32, 0.875, Some(0.0), 100, 0.0), Some(100));
+        assert_eq!(idle_target(32, 0.04, None, 256, 0.0), None);
+        assert_eq!(idle_target(32, 0.06, Some(0.004), 256, 0.0), Some(34));
+        assert_eq!(
+            idle_target(1, 0.4, None, 2, 0.0),
             None,
             "1 / 0.6 rounds down to 1"
         );
-        assert_eq!(idle_target(1, 0.5, None, 2), Some(2));
-        assert_eq!(idle_target(8, f64::NAN, None, 64), None);
-        assert_eq!(idle_target(8, 1.0, None, 64), Some(32));
+        assert_eq!(idle_target(1, 0.5, None, 2, 0.0), Some(2));
+        assert_eq!(idle_target(8, f64::NAN, None, 64, 0.0), None);
+        assert_eq!(idle_target(8, 1.0, None, 64, 0.0), Some(32));
+    }
+
+    #[test]
+    fn the_growth_into_idle_cpus_is_rounded_at_random() {
+        // 1 / (1 - 0.25) = 1.33: a team of one grows with probability 1/3
+        assert_eq!(idle_target(1, 0.25, None, 16, 0.6), None);
+        assert_eq!(idle_target(1, 0.25, None, 16, 0.7), Some(2));
+        assert_eq!(
+            idle_target(2, 0.5, None, 16, 0.99),
+            Some(4),
+            "whole: never up"
+        );
+        assert_eq!(idle_target(2, 0.5, None, 16, 1.0), Some(4));
+        assert_eq!(idle_target(2, 0.5, None, 16, f64::NAN), Some(4));
+        assert_eq!(
+            idle_target(30, 0.9, None, 256, 0.99),
+            Some(120),
+            "at most 4x"
+        );
+        assert_eq!(idle_target(30, 0.9, None, 100, 0.99), Some(100));
+        // on average the target is the proportional one
+        for (t, idle) in [(1usize, 0.25), (3, 0.1), (7, 0.3)] {
+            let n = 10_000;
+            let sum: usize = (0..n)
+                .map(|i| idle_target(t, idle, None, 64, i as f64 / n as f64).unwrap_or(t))
+                .sum();
+            let want = t as f64 / (1.0 - idle);
+            assert!((sum as f64 / n as f64 - want).abs() < 1e-3, "{t} {idle}");
+        }
     }
 
     #[test]
     fn idle_beside_waiting_threads_is_not_room() {
-        assert_eq!(idle_target(64, 0.1, Some(0.005), 256), None);
-        assert_eq!(idle_target(64, 0.75, Some(0.02), 256), None);
-        assert_eq!(idle_target(64, 0.75, Some(f64::NAN), 256), None);
-        assert_eq!(idle_target(64, 0.1, Some(0.0049), 256), Some(71));
+        assert_eq!(idle_target(64, 0.1, Some(0.005), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.75, Some(0.02), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.75, Some(f64::NAN), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.1, Some(0.0049), 256, 0.0), Some(71));
     }
 
     #[test]

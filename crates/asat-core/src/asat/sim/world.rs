@@ -107,7 +107,9 @@ impl<'a> World<'a> {
         for (j, spec) in scenario.jobs.iter().enumerate() {
             w.jobs.push(Job {
                 spec: *spec,
-                logic: AsatLogic::new(cfg.asat, spec.max_threads),
+                // each job its own rounding draws, fixed by the run's seed
+                logic: AsatLogic::new(cfg.asat, spec.max_threads)
+                    .with_seed(cfg.seed.wrapping_mul(1_000_003).wrapping_add(j as u64)),
                 members: Vec::new(),
                 state: Vec::new(),
                 ep: Episode::default(),
