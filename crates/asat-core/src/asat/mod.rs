@@ -65,7 +65,8 @@
 //!   than the CPUs the others leave shares a CPU with them, and in a bulk-synchronous job it
 //!   holds up every barrier: the team runs at that thread's pace and leaves the rest of its
 //!   CPUs idle, while its mean `wait` (one thread of `T` waiting half the time) stays small;
-//! - *room* (a good evaluation, pressure below 0.5%, `wait` below 2%, idle at least 5%):
+//! - *room* (a good evaluation, `wait` below 2%, idle `i` at least 5%, pressure below
+//!   `i / 40`, so 0.25% at 10% idle):
 //!   `T := min(4T, bound, round(free), floor(T / (1 - idle) + u))`, `u` drawn uniformly from
 //!   `[0, 1)` (the target rounded up with the probability of its fraction, so that k jobs
 //!   fill the idle CPUs on average and a team of one can grow before half the machine is
@@ -86,7 +87,7 @@
 //! waiting threads are below half a thread, about one or two threads per job over `P`. Growth
 //! is the mirror image: every job that sees the same idle share `i` grows by the same factor
 //! `1/(1 - i)`, and their busy CPUs `(1 - i) P` become `P`. The two moves cannot chase each
-//! other: a job grows only when nobody waits (pressure under 0.5% and its own wait under 2%)
+//! other: a job grows only when nobody waits (pressure under `i / 40` and its own wait under 2%)
 //! and shrinks only when its threads wait. Jobs a few percent over `P` leave 5-10% of the
 //! machine idle at barriers while their threads wait at other moments: the pressure rule keeps
 //! that idle from passing for room (before it did, jobs grew into it and settled 3-9% over

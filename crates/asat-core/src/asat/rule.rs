@@ -57,17 +57,19 @@ pub const IDLE_ROOM: f64 = 0.05;
 /// A growth into idle CPUs at most multiplies the team by this.
 pub const MAX_GROWTH: usize = 4;
 
-/// CPU pressure at or above this share means idle CPUs are not room to grow into: they are
-/// the barrier waits of bulk-synchronous jobs whose threads wait for CPUs at other moments
-/// (in the simulator, jobs that sum to a few percent over the CPUs leave 5-10% of them idle
-/// at 0.3-0.7% pressure; a machine that others left shows none).
-pub const PRESSURE_QUIET: f64 = 0.005;
+/// Idle CPUs are room only while the CPU pressure stays below this fraction of the idle share
+/// (0.25% pressure at 10% idle, 1.9% at 75%): idle CPUs beside waiting threads are the
+/// barrier waits of bulk-synchronous jobs whose threads wait for CPUs at other moments. In
+/// the simulator, jobs a few threads over the CPUs leave 5-10% of them idle at 0.3-0.7%
+/// pressure, and jobs exactly at the CPUs leave neither; a machine that others have left
+/// shows much idle and little pressure, even beside a little background load.
+pub const PRESSURE_PER_IDLE: f64 = 0.025;
 
 /// The team size that takes this team's part of the machine's idle CPUs: the busy CPUs grow
 /// into the idle ones in proportion, `threads / (1 - idle)` (so k jobs that see the same idle
 /// share together fill the machine), at most [`MAX_GROWTH`] times the team and the bound;
 /// `None` when that is no growth, the idle share is below [`IDLE_ROOM`], or the CPU pressure
-/// is at least [`PRESSURE_QUIET`].
+/// is at least [`PRESSURE_PER_IDLE`] times the idle share.
 ///
 /// The target is rounded at random, `floor(threads / (1 - idle) + u)` with `u` drawn
 /// uniformly from `[0, 1)`: up with the probability of its fraction, so that k jobs fill the
@@ -84,7 +86,7 @@ pub fn idle_target(
     // NaN is no room
     if idle.is_nan()
         || idle < IDLE_ROOM
-        || pressure.is_some_and(|p| p.is_nan() || p >= PRESSURE_QUIET)
+        || pressure.is_some_and(|p| p.is_nan() || p >= PRESSURE_PER_IDLE * idle)
     {
         return None;
     }
@@ -198,7 +200,7 @@ mod tests {
         );
         assert_eq!(idle_target(32, 0.875, Some(0.0), 100, 0.0), Some(100));
         assert_eq!(idle_target(32, 0.04, None, 256, 0.0), None);
-        assert_eq!(idle_target(32, 0.06, Some(0.004), 256, 0.0), Some(34));
+        assert_eq!(idle_target(32, 0.06, Some(0.001), 256, 0.0), Some(34));
         assert_eq!(
             idle_target(1, 0.4, None, 2, 0.0),
             None,
@@ -240,10 +242,11 @@ mod tests {
 
     #[test]
     fn idle_beside_waiting_threads_is_not_room() {
-        assert_eq!(idle_target(64, 0.1, Some(0.005), 256, 0.0), None);
-        assert_eq!(idle_target(64, 0.75, Some(0.02), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.1, Some(0.0026), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.1, Some(0.0024), 256, 0.0), Some(71));
+        assert_eq!(idle_target(64, 0.75, Some(0.019), 256, 0.0), None);
+        assert_eq!(idle_target(64, 0.75, Some(0.018), 256, 0.0), Some(256));
         assert_eq!(idle_target(64, 0.75, Some(f64::NAN), 256, 0.0), None);
-        assert_eq!(idle_target(64, 0.1, Some(0.0049), 256, 0.0), Some(71));
     }
 
     #[test]
