@@ -523,9 +523,9 @@ impl AsatLogic {
     ///
     /// The paper's rule drops one thread after `bad_trig` bad evaluations in a row or at once
     /// when a growth on probation meets a bad one. asat's rule first jumps to the share the
-    /// probes showed ([`rule::share_target`]); when that is no smaller, it falls back to the
-    /// paper's step, and a growth on probation that meets a bad evaluation goes back to the size
-    /// before it at the most. A good evaluation takes the share too when the kernel gave the
+    /// evaluation showed ([`rule::share`], [`rule::share_target`]); when that is no smaller, it
+    /// falls back to the paper's step, and a growth on probation that meets a bad evaluation
+    /// goes back to the size before it at the most. A good evaluation takes the share too when the kernel gave the
     /// job's wait (the threads that waited on average, rounded: below half a thread, none) or
     /// when the team is larger than the CPUs the rest of the machine leaves free (`over_free`:
     /// one thread that shares a CPU holds up every barrier of the team).

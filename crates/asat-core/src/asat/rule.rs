@@ -25,7 +25,7 @@ pub fn crowded_by_wait(wait: Option<f64>) -> bool {
 ///
 /// The wait is read over the whole interval from every thread; `prompt` comes from a few
 /// barriers of a few microseconds, in which one member that happened to start late is a
-/// whole thread of a small team (in the simulator, jobs started together ended up to 3x apart
+/// whole thread of a small team (in the simulator, jobs started together ended up to 4x apart
 /// when the smaller of the two was taken).
 pub fn share(threads: usize, prompt: Option<f64>, wait: Option<f64>) -> Option<f64> {
     let f = match wait {
