@@ -220,7 +220,11 @@ proptest::proptest! {
         steps in proptest::collection::vec(
             (
                 (0u64..300, 0u64..3_000, 0.0f64..=1.0, 1usize..64),
-                (proptest::option::of(0.0f64..0.3), proptest::option::of(0.0f64..80.0)),
+                (
+                    proptest::option::of(0.0f64..0.3),
+                    proptest::option::of(0.0f64..80.0),
+                    proptest::option::of(0.0f64..0.2),
+                ),
             ),
             1..200,
         ),
@@ -228,7 +232,7 @@ proptest::proptest! {
         let mut l = AsatLogic::new(asat_cfg(), initial);
         let t0 = Instant::now();
         let mut t = 0;
-        for ((dt, passage_us, frac, bound), (pressure, free)) in steps {
+        for ((dt, passage_us, frac, bound), (pressure, free, wait)) in steps {
             t += dt;
             let now = t0 + Duration::from_millis(t);
             let before = l.threads();
@@ -237,14 +241,17 @@ proptest::proptest! {
                 let prompt = if bad { ((n as f64 * frac) as usize).min(n) } else { n };
                 (US * passage_us as u32, prompt)
             };
-            let m = Machine { bound, pressure, wait: None, idle: None, free };
+            let m = Machine { bound, pressure, wait, idle: None, free };
             let (n, probes, e) = region_asat(&mut l, now, m, &probe);
             proptest::prop_assert!(n >= 1 && n <= bound.max(1) || e.is_none() && n <= before,
                 "n {} bound {} before {}", n, bound, before);
             if let Some(e) = e {
                 proptest::prop_assert!(n <= e.bound);
-                let judged_bad = e.passage.is_some_and(|p| p > e.bad_time);
-                let judged_good = e.passage.is_some_and(|p| p <= e.bad_time);
+                let crowded = rule::crowded_by_wait(wait);
+                let judged_bad = e.passage.is_some_and(|p| p > e.bad_time) || crowded && e.passage.is_some();
+                let judged_good = e.passage.is_some_and(|p| p <= e.bad_time) && !crowded;
+                // the threads that waited on average
+                let waiting = wait.map_or(0.0, |w| before as f64 * w);
                 if e.decision != Decision::Clamp {
                     if judged_bad {
                         // crowded: never grows, never past the share shown but by the
@@ -254,12 +261,17 @@ proptest::proptest! {
                         let floor = before.div_ceil(2) as f64;
                         proptest::prop_assert!(n as f64 <= share.max(floor) + 0.5 || n + 1 == before || n == before,
                             "n {} share {} before {}", n, share, before);
-                    } else if judged_good && !rule::over_free(before, free) {
+                    } else if judged_good && !rule::over_free(before, free) && waiting <= 0.5 {
                         proptest::prop_assert!(n >= before, "a good machine shrank {} -> {}", before, n);
                     } else if judged_good {
-                        // more threads than the others leave free: at most the share
+                        // more threads than the others leave free, or threads that waited:
+                        // at most the share, at least half
                         proptest::prop_assert!(n <= before && n >= before.div_ceil(2),
-                            "over the free CPUs {:?}: {} -> {}", free, before, n);
+                            "over the free CPUs {:?} or waited {}: {} -> {}", free, waiting, before, n);
+                        if !rule::over_free(before, free) {
+                            proptest::prop_assert!(n as f64 <= before as f64 - waiting + 0.5,
+                                "waited {}: {} -> {}", waiting, before, n);
+                        }
                     }
                     if e.decision == Decision::Grow {
                         // a growth never exceeds what its probe ran, nor the free CPUs
@@ -437,4 +449,41 @@ fn asat_team_of_one_grows_into_idle_cpus_with_the_probability_of_the_fraction() 
     let grew = runs.iter().filter(|&&n| n == 2).count();
     assert!((150..=250).contains(&grew), "{grew} of 600 grew");
     assert_eq!(runs[..20], (0..20).map(first).collect::<Vec<_>>()[..]);
+}
+
+proptest::proptest! {
+    #[test]
+    fn asat_good_evaluations_give_back_the_threads_that_waited_and_no_more(
+        initial in 2usize..256,
+        waits in proptest::collection::vec(0.0f64..0.05, 1..20),
+    ) {
+        // Every timed barrier prompt and quick, the wait below the crowded threshold, no
+        // pressure, the free CPUs unknown, the idle share none: each evaluation keeps
+        // round(T (1 - wait)) (a tie down), never less than half, never more than T.
+        let t0 = Instant::now();
+        let prompt = |n: usize| (20 * US, n);
+        let mut l = AsatLogic::new(asat_cfg(), initial);
+        let m = |wait: f64| Machine {
+            bound: 256,
+            pressure: Some(0.0),
+            wait: Some(wait),
+            idle: Some(0.0),
+            free: None,
+        };
+        region_asat(&mut l, t0, m(0.0), &prompt);
+        let mut t = 25;
+        for w in waits {
+            let before = l.threads();
+            let (n, _, e) = region_asat(&mut l, t0 + t * MS, m(w), &prompt);
+            t += 200;
+            let Some(e) = e else { continue };
+            let kept = before as f64 * (1.0 - w);
+            let want = rule::share_target(before, kept);
+            proptest::prop_assert_eq!(n, want.max(before.div_ceil(2)));
+            proptest::prop_assert!(n as f64 >= kept - 0.5 && n as f64 <= kept + 0.5 || n == before);
+            if before as f64 * w <= 0.5 {
+                proptest::prop_assert_eq!((n, e.decision), (before, Decision::Keep));
+            }
+        }
+    }
 }
