@@ -1,6 +1,6 @@
 //! Property tests of the parallel iterators' sources: integer ranges of every type, slices,
-//! `Vec`s and arrays, chunks and windows, zips and tuples of sources give what std's sequential
-//! iterators give, for random lengths, splitting hints (`with_min_len`, `with_max_len`,
+//! `Vec`s and arrays, chunks and windows, zips and tuples of sources, `repeat`, `repeat_n`,
+//! `once` and `empty` give what std's sequential iterators give, for random lengths, splitting hints (`with_min_len`, `with_max_len`,
 //! `with_schedule`) and team sizes.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
@@ -270,6 +270,37 @@ proptest! {
                 *g = x + i64::from(*y) + i64::from(k) * z;
             }
             prop_assert_eq!(&got, &want);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn repeats_once_and_empty(
+        a in values(-1000..1000),
+        n in len(),
+        x in any::<i32>(),
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(
+                s.split(asat::iter::repeat_n(vec![x], n)).enumerate().collect::<Vec<_>>(),
+                std::iter::repeat_n(vec![x], n).enumerate().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                asat::iter::repeat(x).zip(s.split(a.par_iter())).rev().collect::<Vec<_>>(),
+                std::iter::repeat(x).zip(&a).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                s.split(asat::iter::once(x))
+                    .chain(s.split(a.par_iter().copied().map(|v| v as i32)))
+                    .chain(asat::iter::empty())
+                    .collect::<Vec<_>>(),
+                std::iter::once(x).chain(a.iter().map(|v| *v as i32)).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                asat::iter::repeat(1u64).take(n).map(|v| v * 2).sum::<u64>(),
+                2 * n as u64
+            );
             Ok(())
         })?;
     }

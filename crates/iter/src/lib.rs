@@ -24,7 +24,8 @@
 //!   yields tuples); `par_iter`, `par_iter_mut`; `into_par_iter`, `par_iter` and (where
 //!   rayon has it) `par_iter_mut` on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`,
 //!   `LinkedList`, `BinaryHeap`, `Option` and `Result` (the maps, sets and lists gather their
-//!   items into a `Vec` first, as rayon does: see [`collections`]).
+//!   items into a `Vec` first, as rayon does: see [`collections`]); [`repeat`], [`repeat_n`]
+//!   (and rayon's older name `repeatn`), [`once`] and [`empty`] (see [`sources`]).
 //! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
 //!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
 //!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
@@ -137,6 +138,7 @@ mod raw;
 pub mod scope;
 pub mod slice;
 pub mod sort;
+pub mod sources;
 pub mod splitter;
 pub mod str;
 pub mod take_any;
@@ -160,6 +162,8 @@ pub use scope::{
     in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo, ThreadPoolScopes,
 };
 pub use slice::{ParallelSlice, ParallelSliceMut};
+#[allow(deprecated)]
+pub use sources::{empty, once, repeat, repeat_n, repeatn};
 pub use str::ParallelString;
 pub use unzip::Either;
 
