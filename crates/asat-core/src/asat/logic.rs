@@ -525,8 +525,9 @@ impl AsatLogic {
     /// when a growth on probation meets a bad one. asat's rule first jumps to the share the
     /// evaluation showed ([`rule::share`], [`rule::share_target`]); when that is no smaller, it
     /// falls back to the paper's step, and a growth on probation that meets a bad evaluation
-    /// goes back to the size before it at the most. A good evaluation takes the share too when the kernel gave the
-    /// job's wait (the threads that waited on average, rounded: below half a thread, none) or
+    /// goes back to the size before it at the most. A good evaluation gives back the threads
+    /// that waited ([`rule::good_target`]: part of a thread counts as one, half a thread or less
+    /// is none) when the kernel gave the job's wait, or
     /// when the team is larger than the CPUs the rest of the machine leaves free (`over_free`:
     /// one thread that shares a CPU holds up every barrier of the team).
     fn shrink_target(
@@ -545,7 +546,7 @@ impl AsatLogic {
         match self.config.rule {
             Rule::Paper => step,
             Rule::Asat if !bad && (over_free || self.wait.is_some()) => {
-                share.map_or(n, |s| rule::share_target(n, s))
+                share.map_or(n, |s| rule::good_target(n, s))
             }
             Rule::Asat if !bad => n,
             Rule::Asat => {

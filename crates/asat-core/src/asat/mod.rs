@@ -59,8 +59,11 @@
 //!   (a tie rounds down; never more than `T`, never below 1); when that is no drop, the
 //!   paper's step still applies (`bad_trig` bad evaluations drop one thread), and a growth
 //!   still on probation goes back to the size before it;
-//! - *a good evaluation* takes the same `round(s)` when the kernel gives the wait: the threads
-//!   that waited on average, rounded (half a thread or less is none), go. A good evaluation
+//! - *a good evaluation* gives back the threads that waited when the kernel gives the wait:
+//!   `T := max(ceil(T/2), floor(s))` once `T - s > 1/2` (part of a thread counts as one: the
+//!   wait understates a bulk-synchronous job's excess, since its members blocked at a barrier
+//!   do not wait; half a thread or less is none, as jobs that fit the machine wait that
+//!   little). A good evaluation
 //!   over the free CPUs (`T > free + 1/2`) takes it even without a wait reading. One thread more
 //!   than the CPUs the others leave shares a CPU with them, and in a bulk-synchronous job it
 //!   holds up every barrier: the team runs at that thread's pace and leaves the rest of its
@@ -83,8 +86,9 @@
 //! and remove only the rest (each step multiplies the excess by `(N - T_j)/N < 1`, never below
 //! zero), so the sum approaches `P` from above and does not overshoot. Bulk-synchronous
 //! threads block at barriers, so the wait understates the excess a little and the sum comes
-//! down over a few evaluations instead of one; the rounding stops it where every job's
-//! waiting threads are below half a thread, about one or two threads per job over `P`. Growth
+//! down over a few evaluations instead of one (a good evaluation counts part of a waiting
+//! thread as one to make up for it); it stops where every job's waiting threads are at most
+//! half a thread, about one or two threads per job over `P`. Growth
 //! is the mirror image: every job that sees the same idle share `i` grows by the same factor
 //! `1/(1 - i)`, and their busy CPUs `(1 - i) P` become `P`. The two moves cannot chase each
 //! other: a job grows only when nobody waits (pressure under `i / 40` and its own wait under 2%)
@@ -108,7 +112,7 @@
 //! their ratio, so jobs that arrive one after another do not end equal. A newcomer starts at
 //! `max_threads` and its share of an oversubscribed machine is proportional to that, so it
 //! keeps some of its entry advantage (in the simulator, of 8 jobs arriving one per second on
-//! 64 or 256 CPUs the last ends with 1.4-2.3x the threads of each of the others, which are
+//! 64 or 256 CPUs the last ends with 1.9-2.2x the threads of each of the others, which are
 //! within a few threads of each other; seeds 1-3). Fairness between them needs a move
 //! that is not proportional (Chiu and Jain: additive increase with multiplicative decrease),
 //! with a newcomer starting small when the machine is full; additive growth steps, tried in
