@@ -59,6 +59,11 @@ impl Schedule {
 /// Member `member`'s chunk of `0..len` under [`Schedule::Static`] with `size` members.
 #[inline]
 pub(crate) fn static_chunk(len: usize, member: usize, size: usize) -> Range<usize> {
+    // `len * (member + 1)` fits a usize for any loop of up to 2^32 iterations on 64 bits:
+    // then the division is one machine instruction; else it takes 128 bits (a library call).
+    if let Some(hi) = len.checked_mul(member + 1) {
+        return len * member / size..hi / size;
+    }
     let lo = (len as u128 * member as u128 / size as u128) as usize;
     let hi = (len as u128 * (member as u128 + 1) / size as u128) as usize;
     lo..hi
@@ -170,6 +175,29 @@ mod tests {
                 }
                 assert_eq!(covered, len);
                 assert_eq!(prev_hi, len);
+            }
+        }
+    }
+
+    #[test]
+    fn static_chunks_of_huge_loops_are_exact() {
+        // the overflowing products take 128 bits, the others one word: the same split
+        for len in [
+            usize::MAX,
+            usize::MAX - 1,
+            1 << 40,
+            (1 << 33) + 7,
+            u32::MAX as usize,
+        ] {
+            for size in [1usize, 2, 3, 7, 64, 1000] {
+                for m in [0, 1, size / 2, size - 1] {
+                    let wide = |k: usize| (len as u128 * k as u128 / size as u128) as usize;
+                    assert_eq!(
+                        static_chunk(len, m, size),
+                        wide(m)..wide(m + 1),
+                        "{len} {m}/{size}"
+                    );
+                }
             }
         }
     }
