@@ -60,10 +60,10 @@ pub fn share_target(threads: usize, share: f64) -> usize {
 /// thread blocked at a barrier is not waiting for a CPU, so while members block, the threads
 /// still running wait less than the machine's overload would make them (in the simulator, 8
 /// such jobs with twice as many threads as CPUs saw waits of 20-27%, where threads that were
-/// always runnable would wait 50%). Rounded to
-/// the nearest instead, the last few threads over the CPUs took an evaluation or two more to
-/// go (256 CPUs, 8 jobs: 9 evaluations to settle in 4 of 10 seeds, against 1 of 10). Half a
-/// thread or less is not worth a move: jobs that fit the machine wait that little.
+/// always runnable would wait 50%). Rounded to the nearest instead, the last few threads
+/// over the CPUs took an evaluation or two more to go (256 CPUs, 8 jobs: 9 evaluations to
+/// settle in 4 of 10 seeds, against 1 of 10). Half a thread or less is not worth a move: jobs
+/// that fit the machine wait that little.
 pub fn good_target(threads: usize, share: f64) -> usize {
     let waited = threads as f64 - share;
     // NaN and no wait alike: keep
