@@ -17,6 +17,31 @@ fn thread_count(prefix: &str) -> usize {
         .count()
 }
 
+/// Threads named with `prefix` that are not exiting. A thread that a join has returned for
+/// can still be listed for a moment: the kernel wakes the joiner when the thread releases its
+/// memory, before it removes the thread from `/proc`; by then the thread has `PF_EXITING`
+/// (0x4) in its flags, the ninth field of its `stat`.
+fn live_thread_count(prefix: &str) -> usize {
+    const PF_EXITING: u64 = 0x4;
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| {
+            let path = t.ok()?.path();
+            let name = std::fs::read_to_string(path.join("comm")).ok()?;
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            // the fields after the name, which is in parentheses: state is the 3rd, flags the 9th
+            let flags: u64 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(6)?
+                .parse()
+                .ok()?;
+            (name.starts_with(prefix) && flags & PF_EXITING == 0).then_some(())
+        })
+        .count()
+}
+
 fn cpu_time() -> Duration {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: getrusage writes a full rusage into the valid pointer it is given.
@@ -45,8 +70,13 @@ fn drop_joins_every_worker() {
         rt.region(|_| {});
         assert_eq!(rt.workers_started(), 5);
         assert_eq!(thread_count(name), 5);
+        assert_eq!(live_thread_count(name), 5);
     }
-    assert_eq!(thread_count(name), 0, "every worker was joined on drop");
+    assert_eq!(
+        live_thread_count(name),
+        0,
+        "every worker was joined on drop"
+    );
 }
 
 #[test]
