@@ -9,7 +9,8 @@
 //!   `usize::MAX` indices, so that the adapters and terminals that stop early (`find_any`,
 //!   `take_any`, `while_some`, `any`) work on it, and one that does not (`for_each`, `sum`)
 //!   runs until the process is stopped, as rayon's does. `collect` on it panics at once (the
-//!   `Vec` cannot hold that many items).
+//!   `Vec` cannot hold that many items), and so does a `chain` with it on either side (the
+//!   two index spaces do not fit one `usize`), where rayon's chain would run on.
 //!
 //! The element is kept behind a lock, taken once per range to clone it (or, for `once`, to
 //! take it): so these sources need `T: Send`, as rayon's, not `T: Sync`.
@@ -313,6 +314,14 @@ mod tests {
     fn collecting_an_endless_repeat_panics_instead_of_running_forever() {
         let r = std::panic::catch_unwind(|| repeat(0u8).collect::<Vec<_>>());
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn chaining_an_endless_repeat_panics_with_a_message() {
+        let r = std::panic::catch_unwind(|| once(1).chain(repeat(2)).take_any(3).count());
+        let e = r.expect_err("a chain of once and repeat has no index space");
+        let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("overflow usize"), "{msg}");
     }
 
     #[test]
