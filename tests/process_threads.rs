@@ -7,22 +7,9 @@ use std::time::Duration;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Threads of this process whose name starts with `prefix` (other tests' harness threads come
-/// and go, so counting all threads would be racy).
-fn thread_count(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.starts_with(prefix))
-        .count()
-}
-
-/// Threads named with `prefix` that are not exiting. A thread that a join has returned for
-/// can still be listed for a moment: the kernel wakes the joiner when the thread releases its
-/// memory, before it removes the thread from `/proc`; by then the thread has `PF_EXITING`
-/// (0x4) in its flags, the ninth field of its `stat`.
-fn live_thread_count(prefix: &str) -> usize {
-    const PF_EXITING: u64 = 0x4;
+/// The flags (the ninth field of `stat`) of this process's threads whose name starts with
+/// `prefix` (other tests' harness threads come and go, so counting all threads would be racy).
+fn thread_flags(prefix: &str) -> Vec<u64> {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|t| {
@@ -30,15 +17,26 @@ fn live_thread_count(prefix: &str) -> usize {
             let name = std::fs::read_to_string(path.join("comm")).ok()?;
             let stat = std::fs::read_to_string(path.join("stat")).ok()?;
             // the fields after the name, which is in parentheses: state is the 3rd, flags the 9th
-            let flags: u64 = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(6)?
-                .parse()
-                .ok()?;
-            (name.starts_with(prefix) && flags & PF_EXITING == 0).then_some(())
+            let flags = stat.rsplit_once(')')?.1.split_whitespace().nth(6)?;
+            name.starts_with(prefix).then(|| flags.parse().ok())?
         })
+        .collect()
+}
+
+/// Threads of this process whose name starts with `prefix`.
+fn thread_count(prefix: &str) -> usize {
+    thread_flags(prefix).len()
+}
+
+/// Threads named with `prefix` that are not exiting. A thread that a join has returned for
+/// can still be listed for a moment: the kernel wakes the joiner when the thread releases its
+/// memory, before it removes the thread from `/proc`; by then the thread has `PF_EXITING`
+/// (0x4) in its flags.
+fn live_thread_count(prefix: &str) -> usize {
+    const PF_EXITING: u64 = 0x4;
+    thread_flags(prefix)
+        .into_iter()
+        .filter(|f| f & PF_EXITING == 0)
         .count()
 }
 

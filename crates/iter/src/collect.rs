@@ -60,7 +60,12 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
         return;
     }
     let len = iter.base_len();
-    target.reserve(len);
+    if let Err(e) = target.try_reserve(len) {
+        panic!(
+            "collect: {len} items do not fit a Vec ({e}); an endless `repeat` must be bounded \
+             with `take` or `zip` first"
+        );
+    }
     let old = target.len();
     let written = AtomicUsize::new(0);
     {
