@@ -29,7 +29,16 @@
 //!
 //! The tiny rows' ratios (calls of 0.2-0.4 µs) move by about 10% from one run of the bench to
 //! the next on a 2-vCPU virtual machine, even on a quiet one: judge them over a few runs.
-//! `--quick` (criterion's flag) also shortens the interleaved rounds.
+//! `--quick` (criterion's flag) also shortens the interleaved rounds; a filter that matches
+//! no criterion benchmark (`cargo bench --bench iter_overhead -- none`) runs the interleaved
+//! rounds alone (about 12 s).
+//!
+//! `--instructions` measures nothing: it runs [`INSTRUCTION_CALLS`] calls of the native and
+//! iterator forms of the 16-element axpy and the 64-element dot product on a runtime of one
+//! thread (so that no worker's waiting is counted), for an instruction counter to count each
+//! form's function (they are never inlined):
+//! `valgrind --tool=callgrind --callgrind-out-file=cg.out target/release/deps/iter_overhead-*
+//! --instructions`, then `callgrind_annotate --inclusive=yes cg.out | grep _forms::`.
 //!
 //! `cargo bench --bench iter_overhead`
 
@@ -56,10 +65,12 @@ const SETTLE: Duration = Duration::from_millis(20);
 mod iter_forms {
     use asat::prelude::*;
 
+    #[inline(never)]
     pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
         y.par_iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
     }
 
+    #[inline(never)]
     pub fn dot(x: &[f64], y: &[f64]) -> f64 {
         x.par_iter().zip(y).map(|(x, y)| x * y).sum::<f64>()
     }
@@ -83,6 +94,7 @@ mod rayon_forms {
 mod native_forms {
     use asat::{Runtime, Schedule};
 
+    #[inline(never)]
     pub fn axpy(rt: &Runtime, a: f64, x: &[f64], y: &mut [f64]) {
         rt.parallel_slice_mut(y, Schedule::Static, |start, ys| {
             for (y, x) in ys.iter_mut().zip(&x[start..]) {
@@ -91,6 +103,7 @@ mod native_forms {
         });
     }
 
+    #[inline(never)]
     pub fn dot(rt: &Runtime, x: &[f64], y: &[f64]) -> f64 {
         rt.parallel_reduce(
             0..x.len(),
@@ -431,12 +444,44 @@ fn summary(results: &[(&str, Row, Vec<Vec<f64>>)], rounds: usize) {
     }
 }
 
+/// Calls of each form in `--instructions` mode.
+const INSTRUCTION_CALLS: usize = 10_000;
+
+/// `--instructions`: the tiny rows' native and iterator forms, [`INSTRUCTION_CALLS`] calls
+/// each, on a team of one.
+fn instructions() {
+    let rt = Runtime::builder()
+        .max_threads(1)
+        .policy(Fixed::new(1))
+        .build()
+        .expect("runtime");
+    for (kernel, n) in [(Kernel::Axpy, 16), (Kernel::Dot, 64)] {
+        let (x, mut y) = data(n);
+        for form in [Form::Native, Form::Iter] {
+            burst(form, kernel, &rt, x.get(), y.get_mut(), INSTRUCTION_CALLS);
+        }
+    }
+    println!(
+        "ran {INSTRUCTION_CALLS} calls of each form (axpy over 16 elements, dot over 64) on one \
+         thread: under callgrind, `callgrind_annotate --inclusive=yes` gives each form's \
+         instructions (`iter_forms::` and `native_forms::`)"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
+    if has("--instructions") {
+        instructions();
+        return;
+    }
     // As criterion decides: without `--bench` (cargo test --benches) or with `--test`, each
     // measurement runs once; with `--list`, nothing runs.
     let test_mode = !has("--bench") || has("--test");
+    if test_mode && !has("--list") {
+        // so that the instruction-count mode keeps working
+        instructions();
+    }
     let how = if test_mode {
         Rounds {
             rounds: 1,

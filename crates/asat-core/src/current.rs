@@ -25,8 +25,6 @@ loom::thread_local! {
     static MEMBER: Cell<Option<Member>> = Cell::new(None);
 }
 
-scoped_tls::scoped_thread_local!(static INSTALLED: Runtime);
-
 /// The member the calling thread runs, if it runs one.
 #[inline]
 pub(crate) fn member() -> Option<Member> {
@@ -53,15 +51,11 @@ impl Drop for MemberGuard {
 
 /// Runs `f` with `rt` installed on the calling thread.
 pub(crate) fn install<R>(rt: &Runtime, f: impl FnOnce() -> R) -> R {
-    INSTALLED.set(rt, f)
+    crate::sys::scoped::set(rt, f)
 }
 
 /// Calls `f` with the runtime installed on the calling thread, or `None`.
 #[inline]
 pub(crate) fn with_installed<R>(f: impl FnOnce(Option<&Runtime>) -> R) -> R {
-    if INSTALLED.is_set() {
-        INSTALLED.with(|rt| f(Some(rt)))
-    } else {
-        f(None)
-    }
+    crate::sys::scoped::with(f)
 }

@@ -1,8 +1,10 @@
 //! The system calls the runtime needs (Linux): thread ids, CPU affinity, CPU quota, private
-//! shared files. All `unsafe` of asat-core lives here.
+//! shared files; and the thread-local pointer to the runtime installed on a thread. All
+//! `unsafe` of asat-core lives here.
 
 pub(crate) mod affinity;
 pub(crate) mod fork;
 pub(crate) mod private_file;
+pub(crate) mod scoped;
 pub(crate) mod shared_map;
 pub(crate) mod thread;
