@@ -1,9 +1,11 @@
 //! Property tests of the collections' parallel iterators (`into_par_iter`, `par_iter`,
 //! `par_iter_mut` on `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `VecDeque`, `LinkedList`,
-//! `BinaryHeap`, `Option` and `Result`): each yields what the collection's sequential iterator
-//! yields (in its order where it has one, as a multiset for hash maps and heaps), mutable
-//! references update every value once, and owned values are dropped once, for random
-//! contents, splitting hints and team sizes.
+//! `BinaryHeap`, `Option` and `Result`) and `par_drain` (of a range of a `Vec`, `VecDeque`,
+//! `String`; of all of a `HashMap`, `HashSet`, `BinaryHeap`): each yields what the collection's
+//! sequential iterator (or std's `drain`) yields (in its order where it has one, as a multiset
+//! for hash maps and heaps), mutable references update every value once, a drain leaves the
+//! collection as std's `drain` does, and owned values are dropped once, for random contents,
+//! ranges, splitting hints and team sizes.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles).
@@ -131,6 +133,79 @@ proptest! {
             let d: VecDeque<Tracked> = items.into_iter().collect();
             let found = s.split(d.into_par_iter()).find_any(|t| t.id == n / 2).map(|t| t.id);
             prop_assert_eq!(found, (n > 0).then_some(n / 2));
+            prop_assert_eq!(not_dropped_once(&drops), vec![]);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn par_drain_leaves_what_std_drain_leaves(
+        v in values(-1000..1000),
+        a in 0usize..2000,
+        b in 0usize..2000,
+        k in 0usize..100,
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let (lo, hi) = (a.min(b).min(v.len()), a.max(b).min(v.len()));
+            let (mut got, mut want) = (v.clone(), v.clone());
+            prop_assert_eq!(
+                s.split(got.par_drain(lo..hi)).collect::<Vec<_>>(),
+                want.drain(lo..hi).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(&got, &want);
+            let (mut got, mut want) = (v.clone(), v.clone());
+            prop_assert_eq!(
+                s.split(got.par_drain(lo..)).rev().take(k).collect::<Vec<_>>(),
+                want.drain(lo..).rev().take(k).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(&got, &want);
+            let (mut got, mut want): (VecDeque<i64>, VecDeque<i64>) =
+                (v.iter().copied().collect(), v.iter().copied().collect());
+            got.rotate_left(lo);
+            want.rotate_left(lo);
+            prop_assert_eq!(
+                s.split(got.par_drain(..hi - lo)).collect::<Vec<_>>(),
+                want.drain(..hi - lo).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(&got, &want);
+            let text: String = v.iter().map(|x| char::from_u32(0x41 + x.unsigned_abs() as u32 % 0x2000).unwrap_or('?')).collect();
+            let chars = text.chars().count();
+            let byte = |c: usize| text.char_indices().nth(c).map_or(text.len(), |(i, _)| i);
+            let (bl, bh) = (byte(lo.min(chars)), byte(hi.min(chars)));
+            let (mut got, mut want) = (text.clone(), text.clone());
+            prop_assert_eq!(
+                s.split(got.par_drain(bl..bh)).collect::<String>(),
+                want.drain(bl..bh).collect::<String>()
+            );
+            prop_assert_eq!(&got, &want);
+            let mut hm: HashMap<i64, usize> = v.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+            let want = sorted(hm.clone().into_iter().collect());
+            prop_assert_eq!(sorted(hm.par_drain().collect()), want);
+            prop_assert!(hm.is_empty());
+            let mut hs: HashSet<i64> = v.iter().copied().collect();
+            let want = hs.iter().sum::<i64>();
+            prop_assert_eq!(hs.par_drain().sum::<i64>(), want);
+            prop_assert!(hs.is_empty());
+            let mut bh: BinaryHeap<i64> = v.iter().copied().collect();
+            prop_assert_eq!(bh.par_drain().max(), v.iter().copied().max());
+            prop_assert!(bh.is_empty());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn drained_values_are_dropped_once(n in len(), a in 0usize..2000, b in 0usize..2000, k in 0usize..100, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let (mut items, drops) = tracked(n);
+            let (lo, hi) = (a.min(b).min(n), a.max(b).min(n));
+            // take_any stops early: what it did not take is dropped with the iterator
+            let got: Vec<usize> = s.split(items.par_drain(lo..hi)).map(|t| t.id).take_any(k).collect();
+            prop_assert_eq!(got.len(), (hi - lo).min(k));
+            prop_assert!(got.iter().all(|id| (lo..hi).contains(id)));
+            let kept: Vec<usize> = items.iter().map(|t| t.id).collect();
+            prop_assert_eq!(kept, (0..lo).chain(hi..n).collect::<Vec<_>>());
+            drop(items);
             prop_assert_eq!(not_dropped_once(&drops), vec![]);
             Ok(())
         })?;

@@ -295,6 +295,22 @@ pub fn iter_collections(rt: &Runtime) {
             .for_each(|(i, x)| *x = i as u32);
         assert!(d.iter().copied().eq(0..3000));
         assert_eq!(Some(7).into_par_iter().chain(None).sum::<i32>(), 7);
+        // par_drain: a range of a Vec in place, all of a map
+        let mut v: Vec<String> = (0..5000).map(|i| i.to_string()).collect();
+        let lens: usize = v.par_drain(1000..4000).map(|s| s.len()).sum::<usize>();
+        assert_eq!(
+            lens,
+            (1000..4000)
+                .map(|i: u32| i.to_string().len())
+                .sum::<usize>()
+        );
+        assert!(v
+            .iter()
+            .map(|s| s.parse::<u32>().unwrap())
+            .eq((0..1000).chain(4000..5000)));
+        let mut m: HashMap<u32, u32> = (0..3000).map(|i| (i, i)).collect();
+        assert_eq!(m.par_drain().map(|(k, v)| k + v).max(), Some(5998));
+        assert!(m.is_empty());
     });
     super::every_index_runs_once(rt);
 }

@@ -25,7 +25,11 @@
 //!   rayon has it) `par_iter_mut` on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`,
 //!   `LinkedList`, `BinaryHeap`, `Option` and `Result` (the maps, sets and lists gather their
 //!   items into a `Vec` first, as rayon does: see [`collections`]); [`repeat`], [`repeat_n`]
-//!   (and rayon's older name `repeatn`), [`once`] and [`empty`] (see [`sources`]).
+//!   (and rayon's older name `repeatn`), [`once`] and [`empty`] (see [`sources`]);
+//!   `par_drain(range)` on `&mut Vec` (in place), `&mut VecDeque` and `&mut String`
+//!   ([`ParallelDrainRange`]) and `par_drain()` on `&mut HashMap`, `&mut HashSet` and
+//!   `&mut BinaryHeap` ([`ParallelDrainFull`]), both in the prelude as in rayon's (see
+//!   [`drain`]).
 //! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
 //!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
 //!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
@@ -123,6 +127,7 @@ pub mod chain;
 pub mod cmp;
 mod collect;
 pub mod collections;
+pub mod drain;
 pub mod drive;
 mod extend;
 mod find;
@@ -154,6 +159,7 @@ pub use asat_core::{
 };
 pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;
+pub use drain::{ParallelDrainFull, ParallelDrainRange};
 pub use extend::ParallelExtend;
 pub use indexed_iter::IndexedParallelIterator;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
@@ -171,7 +177,8 @@ pub use unzip::Either;
 pub mod prelude {
     pub use crate::{
         FromParallelIterator, IndexedParallelIterator, IntoParallelIterator,
-        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelExtend,
-        ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString, ThreadPoolScopes,
+        IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelBridge, ParallelDrainFull,
+        ParallelDrainRange, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,
+        ParallelString, ThreadPoolScopes,
     };
 }

@@ -135,6 +135,73 @@ impl<T> Drop for Buffer<T> {
     }
 }
 
+/// A range of a borrowed vector's elements given up to a [`RawParts`], the vector keeping the
+/// elements before and after it (`par_drain`): when dropped, moves the elements after the range
+/// down over it and gives the vector its new length, without touching the range's elements.
+///
+/// The vector's length is cut to the range's start at once, so a `VecRange` that is leaked
+/// (`mem::forget`) leaks the range and the elements after it instead of exposing elements
+/// moved out, as std's `Vec::drain` does.
+#[derive(Debug)]
+pub(crate) struct VecRange<'a, T> {
+    vec: &'a mut Vec<T>,
+    start: usize,
+    end: usize,
+    /// The vector's length before.
+    len: usize,
+}
+
+// SAFETY: a shared `VecRange` gives no access to anything (it has no methods taking `&self`).
+unsafe impl<T: Send> Sync for VecRange<'_, T> {}
+
+impl<'a, T> VecRange<'a, T> {
+    /// Splits the elements at `range` (within the vector's length) from `vec`.
+    pub(crate) fn split(
+        vec: &'a mut Vec<T>,
+        range: Range<usize>,
+    ) -> (VecRange<'a, T>, RawParts<T>) {
+        let len = vec.len();
+        assert!(
+            range.start <= range.end && range.end <= len,
+            "a range within the vector"
+        );
+        // SAFETY: `range.start <= len`: the elements before stay initialized and the vector
+        // owns them; from `range.start` on it neither reads nor drops anything until `drop`
+        // gives it a length again.
+        unsafe { vec.set_len(range.start) };
+        let parts = RawParts {
+            // SAFETY: `range.start <= capacity`, so the offset stays within (or one past) the
+            // allocation.
+            ptr: unsafe { vec.as_mut_ptr().add(range.start) },
+            len: range.len(),
+            _elements: PhantomData,
+        };
+        let r = VecRange {
+            vec,
+            start: range.start,
+            end: range.end,
+            len,
+        };
+        (r, parts)
+    }
+}
+
+impl<T> Drop for VecRange<'_, T> {
+    fn drop(&mut self) {
+        let tail = self.len - self.end;
+        let base = self.vec.as_mut_ptr();
+        // SAFETY: whoever held the `RawParts` moved out or dropped every element of the range
+        // before this runs (the owners of both drop the elements first), so the range's slots
+        // are free; the `tail` elements after it are initialized and owned by no one else, and
+        // both runs lie within the allocation (`ptr::copy` allows them to overlap). The vector's
+        // new length counts exactly the elements before the range and the moved tail.
+        unsafe {
+            std::ptr::copy(base.add(self.end), base.add(self.start), tail);
+            self.vec.set_len(self.start + tail);
+        }
+    }
+}
+
 /// Slots filled front to back by one member: drops what it filled if it is dropped before
 /// [`finish`](Filling::finish) (a panic while the items were being made).
 #[derive(Debug)]

@@ -1,25 +1,86 @@
-//! `Vec::into_par_iter()`: owned items moved out of the vector's buffer.
+//! `Vec::into_par_iter()`: owned items moved out of the vector's buffer; and
+//! `Vec::par_drain(range)`: the items of a range moved out, the vector keeping the others.
 //!
-//! The vector gives up its elements when the iterator is made (its length is set to 0, so it
-//! only frees the buffer). Each range's sequential iterator moves its elements out one by one
+//! The vector gives up its elements when the iterator is made (its length is set to 0, or to
+//! the range's start for a drain, so it only frees the buffer, or keeps the elements before the
+//! range). Each range's sequential iterator moves its elements out one by one
 //! and drops those it did not yield when it is dropped; the ranges handed out are recorded, so
 //! that dropping the parallel iterator drops the elements no range covered (those a `zip` with
-//! a shorter iterator, `take`, or a panic that stopped the call never reached).
+//! a shorter iterator, `take`, or a panic that stopped the call never reached). A drain then
+//! moves the elements after its range down and gives the vector its length back, as std's
+//! `Vec::drain` does when dropped: in place, one `memmove` of the tail.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
 use crate::plumbing::{DoubleEndedProducer, Producer};
-use crate::raw::{Buffer, RawParts};
+use crate::raw::{Buffer, RawParts, VecRange};
 use crate::{IndexedParallelIterator, IntoParallelIterator};
+
+/// Elements owned by a parallel iterator, moved out range by range, and which ranges were
+/// handed out.
+#[derive(Debug)]
+struct Owned<T> {
+    elements: RawParts<T>,
+    handed_out: Mutex<Vec<Range<usize>>>,
+}
+
+impl<T> Owned<T> {
+    fn new(elements: RawParts<T>) -> Self {
+        Owned {
+            elements,
+            handed_out: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The sequential iterator of `r`, recorded as handed out.
+    ///
+    /// # Safety
+    ///
+    /// No index of `r` was handed out before (the [`Producer`] rule).
+    unsafe fn seq(&self, r: Range<usize>) -> SliceDrain<'_, T> {
+        self.handed_out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r.clone());
+        SliceDrain {
+            elements: &self.elements,
+            next: r.start,
+            end: r.end,
+        }
+    }
+
+    /// Drops the elements no range was handed out over (those handed out are dropped by their
+    /// sequential iterators); afterwards every element is gone.
+    fn drop_rest(&mut self) {
+        let handed = self.handed_out.get_mut().unwrap_or_else(|e| e.into_inner());
+        handed.sort_unstable_by_key(|r| r.start);
+        let mut at = 0;
+        for r in handed.iter() {
+            if at < r.start {
+                // SAFETY: no range was handed out over `at..r.start`: those elements are live
+                // and nothing else will touch them.
+                unsafe { self.elements.drop_range(at..r.start) };
+            }
+            at = at.max(r.end);
+        }
+        let len = self.elements.len();
+        if at < len {
+            // SAFETY: as above, for the tail no range reached.
+            unsafe { self.elements.drop_range(at..len) };
+        }
+        // Everything is gone now: a second call drops nothing.
+        handed.clear();
+        handed.push(0..len);
+    }
+}
 
 /// A parallel iterator that moves the items out of a `Vec`.
 #[derive(Debug)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct IntoIter<T> {
-    elements: RawParts<T>,
+    owned: Owned<T>,
     _buffer: Buffer<T>,
-    handed_out: Mutex<Vec<Range<usize>>>,
 }
 
 impl<T: Send> IntoParallelIterator for Vec<T> {
@@ -29,9 +90,8 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     fn into_par_iter(self) -> IntoIter<T> {
         let (buffer, elements) = Buffer::split(self);
         IntoIter {
-            elements,
+            owned: Owned::new(elements),
             _buffer: buffer,
-            handed_out: Mutex::new(Vec::new()),
         }
     }
 }
@@ -46,15 +106,50 @@ impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
     }
 }
 
+impl<T> Drop for IntoIter<T> {
+    fn drop(&mut self) {
+        // (then `_buffer` frees the allocation)
+        self.owned.drop_rest();
+    }
+}
+
+/// A parallel iterator that moves the items of a range out of a `Vec`
+/// ([`par_drain`](crate::ParallelDrainRange::par_drain)); when it is dropped, the vector keeps
+/// the elements before and after the range, in order, as after std's `Vec::drain`.
+#[derive(Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct Drain<'a, T> {
+    owned: Owned<T>,
+    _range: VecRange<'a, T>,
+}
+
+impl<'a, T: Send> Drain<'a, T> {
+    /// The elements of `range` (within the vector's length) of `vec`.
+    pub(crate) fn new(vec: &'a mut Vec<T>, range: Range<usize>) -> Self {
+        let (range, elements) = VecRange::split(vec, range);
+        Drain {
+            owned: Owned::new(elements),
+            _range: range,
+        }
+    }
+}
+
+impl<T> Drop for Drain<'_, T> {
+    fn drop(&mut self) {
+        // (then `_range` moves the tail down over the range)
+        self.owned.drop_rest();
+    }
+}
+
 /// The elements of one range, moved out as they are yielded.
 #[derive(Debug)]
-pub struct Drain<'a, T> {
+pub struct SliceDrain<'a, T> {
     elements: &'a RawParts<T>,
     next: usize,
     end: usize,
 }
 
-impl<T> Iterator for Drain<'_, T> {
+impl<T> Iterator for SliceDrain<'_, T> {
     type Item = T;
 
     #[inline]
@@ -75,7 +170,7 @@ impl<T> Iterator for Drain<'_, T> {
     }
 }
 
-impl<T> DoubleEndedIterator for Drain<'_, T> {
+impl<T> DoubleEndedIterator for SliceDrain<'_, T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
         if self.next == self.end {
@@ -88,7 +183,7 @@ impl<T> DoubleEndedIterator for Drain<'_, T> {
     }
 }
 
-impl<T> Drop for Drain<'_, T> {
+impl<T> Drop for SliceDrain<'_, T> {
     fn drop(&mut self) {
         let rest = self.next..self.end;
         self.next = self.end;
@@ -97,65 +192,47 @@ impl<T> Drop for Drain<'_, T> {
     }
 }
 
-impl<T: Send> Producer for IntoIter<T> {
-    type Item = T;
-    type Seq<'a>
-        = Drain<'a, T>
-    where
-        Self: 'a;
-    const EXACT: bool = true;
+/// `Producer`, `IndexedParallelIterator` and `DoubleEndedProducer` for an iterator over
+/// `Owned` elements in its `owned` field.
+macro_rules! owned_producer {
+    ($($ty:ty, $($lt:lifetime)?;)*) => {$(
+        impl<$($lt,)? T: Send> Producer for $ty {
+            type Item = T;
+            type Seq<'s>
+                = SliceDrain<'s, T>
+            where
+                Self: 's;
+            const EXACT: bool = true;
 
-    fn base_len(&self) -> usize {
-        self.elements.len()
-    }
-
-    unsafe fn seq(&self, r: Range<usize>) -> Drain<'_, T> {
-        self.handed_out
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(r.clone());
-        Drain {
-            elements: &self.elements,
-            next: r.start,
-            end: r.end,
-        }
-    }
-}
-
-impl<T: Send> IndexedParallelIterator for IntoIter<T> {}
-
-impl<T: Send> DoubleEndedProducer for IntoIter<T> {
-    type SeqRev<'a>
-        = std::iter::Rev<Drain<'a, T>>
-    where
-        Self: 'a;
-
-    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
-        // SAFETY: the caller's range, recorded as handed out by `seq`.
-        unsafe { self.seq(r) }.rev()
-    }
-}
-
-impl<T> Drop for IntoIter<T> {
-    fn drop(&mut self) {
-        let handed = self.handed_out.get_mut().unwrap_or_else(|e| e.into_inner());
-        handed.sort_unstable_by_key(|r| r.start);
-        let mut at = 0;
-        for r in handed.iter() {
-            if at < r.start {
-                // SAFETY: no range was handed out over `at..r.start`: those elements are live
-                // and nothing else will touch them.
-                unsafe { self.elements.drop_range(at..r.start) };
+            fn base_len(&self) -> usize {
+                self.owned.elements.len()
             }
-            at = at.max(r.end);
+
+            unsafe fn seq(&self, r: Range<usize>) -> SliceDrain<'_, T> {
+                // SAFETY: the caller's promise (the Producer rule).
+                unsafe { self.owned.seq(r) }
+            }
         }
-        let len = self.elements.len();
-        if at < len {
-            // SAFETY: as above, for the tail no range reached. (`_buffer` then frees the
-            // allocation.)
-            unsafe { self.elements.drop_range(at..len) };
+
+        impl<$($lt,)? T: Send> IndexedParallelIterator for $ty {}
+
+        impl<$($lt,)? T: Send> DoubleEndedProducer for $ty {
+            type SeqRev<'s>
+                = std::iter::Rev<SliceDrain<'s, T>>
+            where
+                Self: 's;
+
+            unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+                // SAFETY: the caller's range, recorded as handed out by `seq`.
+                unsafe { self.owned.seq(r) }.rev()
+            }
         }
-    }
+    )*};
+}
+
+owned_producer! {
+    IntoIter<T>, ;
+    Drain<'a, T>, 'a;
 }
 
 #[cfg(test)]
