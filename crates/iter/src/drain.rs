@@ -208,6 +208,15 @@ mod tests {
     }
 
     #[test]
+    fn zero_sized_items() {
+        on_every_team(|k| {
+            let mut v = vec![(); 100];
+            assert_eq!(v.par_drain(10..90).count(), 80, "team of {k}");
+            assert_eq!(v.len(), 20);
+        });
+    }
+
+    #[test]
     fn a_leaked_drain_leaks_the_range_and_the_tail_only() {
         let mut v: Vec<String> = (0..6).map(|i| i.to_string()).collect();
         std::mem::forget(v.par_drain(2..4));
