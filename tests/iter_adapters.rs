@@ -1,6 +1,6 @@
 //! Property tests of the parallel iterators' adapters and `for_each` forms: every supported
-//! chain gives what the same chain gives on std's sequential iterators, for random lengths,
-//! splitting hints and team sizes.
+//! chain gives what the same chain gives on std's sequential iterators (`fold_chunks` what
+//! folding std's `chunks` gives), for random lengths, splitting hints and team sizes.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles), so that a case also checks that the calls before it left its runtime
@@ -143,6 +143,28 @@ proptest! {
             let mut got: Vec<usize> = rx.iter().collect();
             got.sort_unstable();
             prop_assert_eq!(got, (0..n).collect::<Vec<_>>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn fold_chunks_folds_each_group_in_order(v in values(-1000..1000), size in 1usize..40, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let want: Vec<i64> = v.chunks(size).map(|c| c.iter().sum()).collect();
+            prop_assert_eq!(
+                s.split(v.par_iter().fold_chunks(size, || 0, |a, x| a + x)).collect::<Vec<_>>(),
+                want.clone()
+            );
+            // a non-commutative fold: each group front to back; rev gives the groups back to front
+            let want: Vec<Vec<i64>> = v.chunks(size).map(|c| c.to_vec()).collect();
+            let got: Vec<Vec<i64>> = s
+                .split(v.par_iter().fold_chunks_with(size, Vec::new(), |mut acc, &x| {
+                    acc.push(x);
+                    acc
+                }))
+                .rev()
+                .collect();
+            prop_assert_eq!(got, want.into_iter().rev().collect::<Vec<_>>());
             Ok(())
         })?;
     }

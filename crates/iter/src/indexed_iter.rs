@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use crate::adapters::Positions;
 use crate::chain::Rev;
 use crate::cmp;
+use crate::fold_chunks::{FoldChunks, FoldChunksWith};
 use crate::indexed::{Chunks, Enumerate, Hinted, Slice, StepBy, Zip};
 use crate::interleave::{Interleave, InterleaveShortest};
 use crate::plumbing::{DoubleEndedProducer, Hints};
@@ -162,6 +163,36 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     fn chunks(self, size: usize) -> Chunks<Self> {
         assert!(size != 0, "chunks: chunk size 0: must be at least 1");
         Chunks { base: self, size }
+    }
+
+    /// The items in groups of `size`, in order, each folded into one value from `identity()`
+    /// with `fold`; the last group is shorter if `size` does not divide the length (see
+    /// [`fold_chunks`](crate::fold_chunks)).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn fold_chunks<T, ID, F>(self, size: usize, identity: ID, fold: F) -> FoldChunks<Self, ID, F>
+    where
+        ID: Fn() -> T + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+        T: Send,
+    {
+        FoldChunks::with_identity(self, size, identity, fold)
+    }
+
+    /// As [`fold_chunks`](IndexedParallelIterator::fold_chunks), each group's fold starting
+    /// from a clone of `init`.
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0.
+    fn fold_chunks_with<T, F>(self, size: usize, init: T, fold: F) -> FoldChunksWith<Self, T, F>
+    where
+        T: Send + Clone,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+    {
+        FoldChunksWith::with_value(self, size, init, fold)
     }
 
     /// The items of `self` and `other` in turn (`self` first), then the rest of the longer

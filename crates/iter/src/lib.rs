@@ -48,7 +48,8 @@
 //!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
 //!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
-//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `interleave`,
+//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `fold_chunks`,
+//!   `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)), `interleave`,
 //!   `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain` of two
 //!   indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
@@ -80,10 +81,9 @@
 //!
 //! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
 //! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
-//! less used adapters and terminals (`intersperse`, `panic_fuse`, `fold_chunks`,
-//! `fold_chunks_with`, `by_uniform_blocks`, `by_exponential_blocks`, `take_any_while`,
-//! `skip_any_while`, `find`/`position` (deprecated in
-//! rayon), `par_drain`, `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
+//! less used adapters and terminals (`intersperse`, `panic_fuse`, `by_uniform_blocks`,
+//! `by_exponential_blocks`, `take_any_while`, `skip_any_while`, `find`/`position` (deprecated
+//! in rayon), `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
 //! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
 //! remainders.
@@ -132,6 +132,7 @@ pub mod drive;
 mod extend;
 mod find;
 pub mod flat_map;
+pub mod fold_chunks;
 pub mod indexed;
 mod indexed_iter;
 pub mod interleave;
