@@ -90,7 +90,9 @@ where
             // SAFETY: the only call on `p` in this terminal call.
             return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
         }
-        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, |b| {
+        // The body holds what the members read in one place (the split by value).
+        let f = &f;
+        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, move |b| {
             let r = plan.items(b);
             // SAFETY: a schedule hands out every block of the loop exactly once, and blocks
             // map to disjoint index ranges, so no index is asked for twice.
@@ -125,12 +127,16 @@ where
             return rt.alone(|| fold(identity(), seq(0..plan.blocks)));
         }
         if plan.schedule == Schedule::Static {
-            // One run of blocks per member; members are combined in member order.
+            // One run of blocks per member; members are combined in member order. The body
+            // holds what the members read in one place (the split by value), not behind the
+            // caller's other closures.
+            let fold = &fold;
             return rt.parallel_reduce(
                 0..plan.blocks,
                 Schedule::Static,
                 &identity,
-                |acc, b| fold(acc, seq(b)),
+                // SAFETY: as `seq`'s.
+                move |acc, b| fold(acc, unsafe { p.seq(plan.items(b)) }),
                 &combine,
             );
         }
