@@ -143,9 +143,7 @@ impl<I: IndexedParallelIterator, U, F> FoldChunksWith<I, U, F> {
 impl<I: IndexedParallelIterator, S, F> FoldChunksBy<I, S, F> {
     /// The base indices of groups `range`.
     fn base_range(&self, range: Range<usize>) -> Range<usize> {
-        let n = self.base.base_len();
-        let at = |c: usize| c.saturating_mul(self.size).min(n);
-        at(range.start)..at(range.end)
+        crate::indexed::group_items(range, self.size, self.base.base_len())
     }
 }
 

@@ -356,13 +356,18 @@ pub struct Chunks<I> {
     pub(crate) size: usize,
 }
 
+/// The indices, among `n`, of groups `range` of `size` items (the last group may be short).
+#[inline]
+pub(crate) fn group_items(range: Range<usize>, size: usize, n: usize) -> Range<usize> {
+    let at = |c: usize| c.saturating_mul(size).min(n);
+    at(range.start)..at(range.end)
+}
+
 impl<I: IndexedParallelIterator> Chunks<I> {
     /// The base indices of chunks `range`.
     #[inline]
     fn base_range(&self, range: Range<usize>) -> Range<usize> {
-        let n = self.base.base_len();
-        let at = |c: usize| c.saturating_mul(self.size).min(n);
-        at(range.start)..at(range.end)
+        group_items(range, self.size, self.base.base_len())
     }
 }
 
