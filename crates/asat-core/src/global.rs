@@ -197,9 +197,13 @@ impl Runtime {
     /// Calls `f` with the current runtime: the one installed on this thread, or the global one.
     #[inline]
     pub fn with_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
-        current::with_installed(|rt| match rt {
-            Some(rt) => f(rt),
-            None => f(Runtime::global()),
+        // One call of `f` (one copy of it to inline), on whichever runtime applies.
+        current::with_installed(|rt| {
+            let rt = match rt {
+                Some(rt) => rt,
+                None => Runtime::global(),
+            };
+            f(rt)
         })
     }
 

@@ -116,15 +116,12 @@ where
         return identity();
     }
     let plan = Plan::new(len, p.hints());
-    // Called once per block handed out: as in `run`, every block is handed out once and
-    // blocks are disjoint ranges of indices.
-    let seq = |b: Range<usize>| {
-        // SAFETY: see above.
-        unsafe { p.seq(plan.items(b)) }
-    };
-    Runtime::with_current(|rt| {
-        if plan.blocks == 1 || nested() {
-            return rt.alone(|| fold(identity(), seq(0..plan.blocks)));
+    let alone = plan.blocks == 1 || nested();
+    // The split is `Copy`: the closures below take it by value.
+    Runtime::with_current(move |rt| {
+        if alone {
+            // SAFETY: the only call on `p` in this terminal call.
+            return rt.alone(|| fold(identity(), unsafe { p.seq(0..len) }));
         }
         if plan.schedule == Schedule::Static {
             // One run of blocks per member; members are combined in member order. The body
@@ -135,39 +132,67 @@ where
                 0..plan.blocks,
                 Schedule::Static,
                 &identity,
-                // SAFETY: as `seq`'s.
+                // SAFETY: a schedule hands out every block of the loop exactly once, and blocks
+                // map to disjoint index ranges, so no index is asked for twice.
                 move |acc, b| fold(acc, unsafe { p.seq(plan.items(b)) }),
                 &combine,
             );
         }
-        let mut pieces = rt.parallel_reduce(
-            0..plan.blocks,
-            plan.schedule,
-            Vec::new,
-            |mut pieces: Vec<(usize, usize, A)>, b| {
-                match pieces.pop() {
-                    Some((start, end, acc)) if end == b.start => {
-                        pieces.push((start, b.end, fold(acc, seq(b))));
-                    }
-                    last => {
-                        pieces.extend(last);
-                        pieces.push((b.start, b.end, fold(identity(), seq(b))));
-                    }
-                }
-                pieces
-            },
-            |mut a, b| {
-                a.extend(b);
-                a
-            },
-        );
-        pieces.sort_unstable_by_key(|&(start, _, _)| start);
-        pieces
-            .into_iter()
-            .map(|(_, _, acc)| acc)
-            .reduce(&combine)
-            .unwrap_or_else(&identity)
+        reduce_pieces(rt, p, plan, identity, fold, combine)
     })
+}
+
+/// `reduce` under a schedule that hands a member several pieces: each piece's result is kept
+/// with its first index (pieces a member takes one after the other in index order are folded
+/// together) and the results are combined in index order.
+fn reduce_pieces<'p, P, A, ID, F, C>(
+    rt: &Runtime,
+    p: &'p P,
+    plan: Plan,
+    identity: ID,
+    fold: F,
+    combine: C,
+) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    // Called once per block handed out: every block is handed out once and blocks are
+    // disjoint ranges of indices.
+    let seq = |b: Range<usize>| {
+        // SAFETY: see above.
+        unsafe { p.seq(plan.items(b)) }
+    };
+    let mut pieces = rt.parallel_reduce(
+        0..plan.blocks,
+        plan.schedule,
+        Vec::new,
+        |mut pieces: Vec<(usize, usize, A)>, b| {
+            match pieces.pop() {
+                Some((start, end, acc)) if end == b.start => {
+                    pieces.push((start, b.end, fold(acc, seq(b))));
+                }
+                last => {
+                    pieces.extend(last);
+                    pieces.push((b.start, b.end, fold(identity(), seq(b))));
+                }
+            }
+            pieces
+        },
+        |mut a, b| {
+            a.extend(b);
+            a
+        },
+    );
+    pieces.sort_unstable_by_key(|&(start, _, _)| start);
+    pieces
+        .into_iter()
+        .map(|(_, _, acc)| acc)
+        .reduce(&combine)
+        .unwrap_or_else(&identity)
 }
 
 #[cfg(test)]
