@@ -523,9 +523,11 @@ impl AsatLogic {
     ///
     /// The paper's rule drops one thread after `bad_trig` bad evaluations in a row or at once
     /// when a growth on probation meets a bad one. asat's rule first jumps to the share the
-    /// evaluation showed ([`rule::share`], [`rule::share_target`]); when that is no smaller, it
-    /// falls back to the paper's step, and a growth on probation that meets a bad evaluation
-    /// goes back to the size before it at the most. A good evaluation gives back the threads
+    /// evaluation showed or the CPUs the rest of the machine left free, whichever is smaller
+    /// ([`rule::share`], [`rule::crowded_target`]); when that is no smaller, it falls back to
+    /// the paper's step unless the job's threads hardly waited ([`rule::step_confirmed`]),
+    /// and a growth on probation that meets a bad evaluation goes back to the size before it
+    /// at the most. A good evaluation gives back the threads
     /// that waited ([`rule::good_target`]: part of a thread counts as one, half a thread or less
     /// is none) when the kernel gave the job's wait, or
     /// when the team is larger than the CPUs the rest of the machine leaves free (`over_free`:
@@ -538,7 +540,10 @@ impl AsatLogic {
         over_free: bool,
     ) -> usize {
         let n = self.threads;
-        let step = if (self.bad_count >= self.config.bad_trig || undo_growth) && n > 1 {
+        // asat's rule takes the paper's step only when the wait, where known, agrees
+        let confirmed = self.config.rule == Rule::Paper || rule::step_confirmed(self.wait);
+        let step = if (self.bad_count >= self.config.bad_trig && confirmed || undo_growth) && n > 1
+        {
             n - 1
         } else {
             n
@@ -550,7 +555,7 @@ impl AsatLogic {
             }
             Rule::Asat if !bad => n,
             Rule::Asat => {
-                let jump = share.map_or(n, |s| rule::share_target(n, s));
+                let jump = share.map_or(n, |s| rule::crowded_target(n, s, self.free));
                 let undo = if undo_growth {
                     self.before_growth.clamp(1, n)
                 } else {

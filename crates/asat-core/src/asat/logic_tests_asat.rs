@@ -488,3 +488,48 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_step() {
+    // 8 jobs of 64 threads on 256 CPUs (the simulator's third evaluation): the wait (26%)
+    // shows 47 threads, the free CPUs 33.5: the team takes 33.
+    let t0 = Instant::now();
+    let crowded = Machine {
+        bound: 256,
+        pressure: Some(0.34),
+        wait: Some(0.265),
+        idle: Some(0.008),
+        free: Some(33.5),
+    };
+    let slow = |n: usize| (5000 * US, n);
+    let mut l = AsatLogic::new(asat_cfg(), 64);
+    region_asat(&mut l, t0, crowded, &slow);
+    let (n, _, e) = region_asat(&mut l, t0 + 25 * MS, crowded, &slow);
+    assert_eq!((n, e.unwrap().decision), (33, Decision::Drop));
+    // Without the free CPUs, the wait's share.
+    let mut l = AsatLogic::new(asat_cfg(), 64);
+    let no_free = Machine {
+        free: None,
+        ..crowded
+    };
+    region_asat(&mut l, t0, no_free, &slow);
+    assert_eq!(region_asat(&mut l, t0 + 25 * MS, no_free, &slow).0, 47);
+    // A team of 4 whose timed barriers are slow in a row: while its threads hardly waited
+    // (1%) it keeps its size; with a wait of 3% (a share of 3.88, no jump) or none known,
+    // the paper's step drops one thread from the second bad evaluation on.
+    for (wait, want) in [(Some(0.01), 4), (Some(0.03), 2), (None, 2)] {
+        let m = Machine {
+            wait,
+            free: Some(40.0),
+            pressure: Some(0.0),
+            idle: Some(0.0),
+            ..crowded
+        };
+        let mut l = AsatLogic::new(asat_cfg(), 4);
+        let mut n = 0;
+        for ms in [0, 25, 225, 425] {
+            n = region_asat(&mut l, t0 + ms * MS, m, &slow).0;
+        }
+        assert_eq!(n, want, "wait {wait:?}");
+    }
+}

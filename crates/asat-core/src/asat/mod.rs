@@ -55,10 +55,11 @@
 //!
 //! **The control law** (the pure functions of [`rule`], driven by [`AsatLogic`]). The share
 //! `s` is `T (1 - wait)` where the kernel gives the wait, else `T prompt`:
-//! - *crowded* (a timed barrier was bad, or `wait > 5%`): `T := max(ceil(T/2), round(s))`
-//!   (a tie rounds down; never more than `T`, never below 1); when that is no drop, the
-//!   paper's step still applies (`bad_trig` bad evaluations drop one thread), and a growth
-//!   still on probation goes back to the size before it;
+//! - *crowded* (a timed barrier was bad, or `wait > 5%`): `T := max(ceil(T/2), round(min(s,
+//!   free)))` (a tie rounds down; never more than `T`, never below 1; `free` where known);
+//!   when that is no drop, the paper's step still applies (`bad_trig` bad evaluations drop one
+//!   thread) unless the kernel says the job's threads waited at most 2% (slow barriers then
+//!   have another cause), and a growth still on probation goes back to the size before it;
 //! - *a good evaluation* gives back the threads that waited when the kernel gives the wait:
 //!   `T := max(ceil(T/2), floor(s))` once `T - s > 1/2` (part of a thread counts as one: the
 //!   wait understates a bulk-synchronous job's excess, since its members blocked at a barrier
@@ -85,10 +86,19 @@
 //! two intervals. Jobs that evaluate one after another see an excess already partly removed
 //! and remove only the rest (each step multiplies the excess by `(N - T_j)/N < 1`, never below
 //! zero), so the sum approaches `P` from above and does not overshoot. Bulk-synchronous
-//! threads block at barriers, so the wait understates the excess a little and the sum comes
-//! down over a few evaluations instead of one (a good evaluation counts part of a waiting
-//! thread as one to make up for it); it stops where every job's waiting threads are at most
-//! half a thread, about one or two threads per job over `P`. Growth
+//! threads block at barriers, so the wait understates the excess, by about half while the
+//! machine is crowded (8 jobs of 64 threads on 256 simulated CPUs waited 25-27% where
+//! runnable threads would wait 50%), and alone it would bring the sum down over several
+//! evaluations. The free CPUs do not depend on how the team's threads wait: the others' threads
+//! kept all but `free` CPUs busy, and a team larger than that shares CPUs with them, so a
+//! crowded job keeps no more. Jobs that take their free CPUs together cannot undershoot: each
+//! job's `free` is its own CPU time plus all the idle CPUs, so their sum is at least `P`. (The
+//! job's own part of the busy CPUs, `P` times its CPU time over the machine's busy time, was
+//! tried instead and undershot: beside always-runnable hogs it charges them part of the idle
+//! that the job's barriers leave, and while jobs are unequal the smaller ones' parts are
+//! below their shares, and a team a thread or two below `P` has too little idle to grow.) In
+//! the tail a good evaluation counts part of a waiting thread as one; it stops where every
+//! job's waiting threads are at most half a thread, about one thread per job over `P`. Growth
 //! is the mirror image: every job that sees the same idle share `i` grows by the same factor
 //! `1/(1 - i)`, and their busy CPUs `(1 - i) P` become `P`. The two moves cannot chase each
 //! other: a job grows only when nobody waits (pressure under `i / 40` and its own wait under 2%)

@@ -51,6 +51,38 @@ pub fn share_target(threads: usize, share: f64) -> usize {
     rounded.max(threads.div_ceil(2)).clamp(1, threads.max(1))
 }
 
+/// The team size after a crowded evaluation: [`share_target`] of the share the evaluation
+/// showed or of the CPUs the rest of the machine left free (`free`, where known), whichever is
+/// smaller (so still never below half the team, nor above it).
+///
+/// The share from the wait understates a bulk-synchronous job's excess (members blocked at a
+/// barrier do not wait), by about half while the machine is crowded: in the simulator, 8 jobs
+/// of 64 threads on 256 CPUs (twice the CPUs) waited 25-27% where runnable threads would
+/// wait 50%, and took 47 threads each instead of 32. The free CPUs do not depend on how the
+/// team's threads wait: the machine ran the others' threads on all but `free` CPUs, and a
+/// team larger than that shares CPUs with them. Every crowded job that takes its free CPUs
+/// together leaves the machine at least full (the free CPUs of all jobs add up to all CPUs
+/// plus the idle ones counted once per job), so the sum cannot undershoot the CPUs in one
+/// step.
+pub fn crowded_target(threads: usize, share: f64, free: Option<f64>) -> usize {
+    let capped = match free {
+        // NaN and infinite readings are no cap; a NaN share stays NaN (halves)
+        Some(f) if f.is_finite() && !share.is_nan() => share.min(f.max(0.0)),
+        _ => share,
+    };
+    share_target(threads, capped)
+}
+
+/// Whether the paper's step (`bad_trig` bad evaluations in a row drop one thread) may apply
+/// under asat's rule: not when the kernel says the job's threads waited for a CPU at most
+/// [`WAIT_ROOM`] of their runnable time. Slow timed barriers then have another cause (a
+/// worker woken late), and a team at its share that dropped a thread on them stayed below
+/// the CPUs for good (its idle CPU is too small a share of the machine to grow into: in the
+/// simulator, 8 jobs beside 16 hogs on 64 CPUs ended at 47 threads for 48 free CPUs).
+pub fn step_confirmed(wait: Option<f64>) -> bool {
+    !wait.is_some_and(|w| w <= WAIT_ROOM)
+}
+
 /// The team size after a good evaluation that showed `share` (the team's threads the machine
 /// ran at once): when more than half a thread's worth of the team waited, every thread that
 /// waited goes, a part of one counting as one (`floor(share)`); else the team keeps its size.
@@ -220,6 +252,45 @@ mod tests {
     }
 
     #[test]
+    fn a_crowded_team_keeps_no_more_than_the_free_cpus() {
+        // 8 jobs of 64 threads on 256 CPUs: the wait shows 47, the free CPUs 33.5
+        assert_eq!(
+            crowded_target(64, 47.0, Some(33.5)),
+            33,
+            "a tie rounds down"
+        );
+        assert_eq!(crowded_target(64, 47.0, Some(33.6)), 34);
+        assert_eq!(crowded_target(64, 47.0, None), 47);
+        assert_eq!(crowded_target(64, 30.0, Some(40.0)), 32, "at most halved");
+        assert_eq!(crowded_target(64, 47.0, Some(10.0)), 32, "at most halved");
+        assert_eq!(crowded_target(64, 47.0, Some(-3.0)), 32);
+        assert_eq!(
+            crowded_target(64, 40.0, Some(48.0)),
+            40,
+            "the share when smaller"
+        );
+        assert_eq!(crowded_target(64, 40.0, Some(f64::NAN)), 40);
+        assert_eq!(crowded_target(64, 40.0, Some(f64::INFINITY)), 40);
+        assert_eq!(crowded_target(64, f64::NAN, Some(40.0)), 32);
+        assert_eq!(
+            crowded_target(2, 1.75, Some(1.0)),
+            1,
+            "beside a hog on 2 CPUs"
+        );
+        assert_eq!(crowded_target(2, 1.75, Some(2.0)), 2);
+        assert_eq!(crowded_target(1, 0.2, Some(0.0)), 1);
+    }
+
+    #[test]
+    fn the_step_needs_the_wait_to_agree() {
+        assert!(step_confirmed(None), "no reading: the paper's step");
+        assert!(step_confirmed(Some(0.021)));
+        assert!(step_confirmed(Some(f64::NAN)));
+        assert!(!step_confirmed(Some(WAIT_ROOM)));
+        assert!(!step_confirmed(Some(0.0)));
+    }
+
+    #[test]
     fn dip_doubles_within_the_bound() {
         assert_eq!(dip_size(8, 64), 16);
         assert_eq!(dip_size(40, 64), 64);
@@ -366,6 +437,24 @@ mod tests {
             proptest::prop_assert!(t >= 1 && t <= threads);
             proptest::prop_assert!(t as f64 <= share.max(threads.div_ceil(2) as f64) + 0.5);
             proptest::prop_assert!(t >= threads.div_ceil(2));
+        }
+
+        #[test]
+        fn a_crowded_team_never_keeps_more_than_its_share_or_the_free_cpus(
+            threads in 1usize..512, frac in 0.0f64..=1.0, free in proptest::option::of(-1.0f64..600.0),
+        ) {
+            let share = threads as f64 * frac;
+            let t = crowded_target(threads, share, free);
+            let half = threads.div_ceil(2);
+            proptest::prop_assert!(t >= 1 && t <= threads && t >= half);
+            proptest::prop_assert!(t <= share_target(threads, share), "never above the share's");
+            if let Some(f) = free {
+                // within half a thread of the free CPUs, unless at the halving floor
+                proptest::prop_assert!(t == half.max(1) || t as f64 <= f + 0.5,
+                    "{} threads, {} free -> {}", threads, f, t);
+            } else {
+                proptest::prop_assert_eq!(t, share_target(threads, share));
+            }
         }
 
         #[test]
