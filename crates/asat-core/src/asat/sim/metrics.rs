@@ -15,7 +15,9 @@ pub struct Summary {
     pub total_after: Option<f64>,
     /// The largest relative deviation of a job's mean team after settling from `C / k`.
     pub max_share_dev: Option<f64>,
-    /// Mean absolute team change per evaluation after settling, over every job's evaluations.
+    /// Mean absolute team change per evaluation after settling, over every job's evaluations
+    /// after the one that brought the sum into the band (that move is the settling, not a
+    /// move after it).
     pub moves_per_eval_after: Option<f64>,
     /// Evaluations the last job needs, after the others left, to reach `0.9 P` (`None`:
     /// never, or no departures in the scenario).
@@ -86,7 +88,7 @@ pub fn summarize(trace: &[TracePoint], scenario: &Scenario, cfg: &Config) -> Sum
         .reduce(f64::max);
     let moves: Vec<f64> = trace
         .iter()
-        .filter(|q| q.t >= t0 && q.t < scenario.settle_until)
+        .filter(|q| q.t > t0 && q.t < scenario.settle_until)
         .map(|q| q.team.abs_diff(q.before) as f64)
         .collect();
     out.moves_per_eval_after =
@@ -186,7 +188,8 @@ mod tests {
             (s.max_share_dev.unwrap() - (j1 - 4.0) / 4.0).abs() < 1e-9,
             "{s:?}"
         );
-        assert_eq!(s.moves_per_eval_after, Some((3.0 + 0.0 + 1.0) / 3.0));
+        // the evaluations after the settling one (201 ms: 8 -> 5) moved 0 and 1
+        assert_eq!(s.moves_per_eval_after, Some((0.0 + 1.0) / 2.0));
         assert_eq!(
             s.regain_evals,
             Some(2),
