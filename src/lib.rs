@@ -3,7 +3,8 @@
 //! This facade re-exports the workspace's crates:
 //! - [`core`] (`asat-core`): the fork-join runtime, the [`Policy`] trait, the
 //!   [`Fixed`], [`Single`] and ASAT policies, the global runtime under rayon's names
-//!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`]).
+//!   ([`ThreadPoolBuilder`], [`current_num_threads`], [`current_thread_index`], [`join`],
+//!   [`broadcast()`], [`spawn`]).
 //! - [`iter`] (`asat-iter`): parallel iterators with rayon's names ([`prelude`],
 //!   [`slice`](mod@slice), [`str`](mod@str)), parallel sorts, [`scope()`]: a rayon program
 //!   moves to asat by changing its `use rayon::...` lines and `rayon::` paths.

@@ -1,9 +1,10 @@
 //! A child `fork`ed (without `exec`) from a process whose runtime has started workers: the
 //! workers do not exist in the child, so its regions must run inline on the calling thread and
-//! dropping the runtime must not join them. (Its own file: it forks the test process, which
+//! dropping the runtime must not join them; spawned jobs run on threads of their own. (Its own file: it forks the test process, which
 //! must hold one test.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use asat::core::{Fixed, Runtime, Schedule};
 
@@ -45,7 +46,27 @@ fn a_forked_child_runs_the_parents_runtime_inline_and_drops_it() {
     });
     assert_eq!(size.into_inner(), 2);
     assert_eq!(rt.workers_started(), 1);
+    // A spawned job: the parent has a spawn thread too (idle, or gone after a second).
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(move || tx.send(()).unwrap());
+    rx.recv_timeout(Duration::from_secs(60)).unwrap();
     let status = in_child(move || {
+        // Spawned jobs run on threads of their own (the parent's spawn threads are not here),
+        // and a broadcast runs inline.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for i in 0..3 {
+            let tx = tx.clone();
+            rt.spawn(move || {
+                let team = asat::broadcast(|c| c.num_threads());
+                tx.send((i, team)).unwrap()
+            });
+        }
+        let mut jobs: Vec<(i32, Vec<usize>)> = (0..3)
+            .filter_map(|_| rx.recv_timeout(Duration::from_secs(10)).ok())
+            .collect();
+        jobs.sort();
+        let spawned_ok = jobs == [(0, vec![1]), (1, vec![1]), (2, vec![1])]
+            && rt.broadcast(|c| (c.index(), c.num_threads())) == [(0, 1)];
         // An SPMD region with a barrier would wait forever for a worker that is not here.
         let members = AtomicUsize::new(0);
         rt.region(|t| {
@@ -66,7 +87,8 @@ fn a_forked_child_runs_the_parents_runtime_inline_and_drops_it() {
             }
         });
         drop(rt);
-        let ok = members.into_inner() == 1
+        let ok = spawned_ok
+            && members.into_inner() == 1
             && sum == 499_500
             && v.iter().enumerate().all(|(i, &x)| x == i as u32);
         if ok {

@@ -8,6 +8,8 @@ mod common;
 mod iter_extra;
 #[path = "policy_suite/iter_more.rs"]
 mod iter_more;
+#[path = "policy_suite/pool_api.rs"]
+mod pool_api;
 
 macro_rules! policy_suite {
     ($($name:ident => $build:expr;)*) => {
@@ -123,6 +125,16 @@ macro_rules! policy_suite {
                 #[test]
                 fn iter_slice_and_string_sources_equal_std() {
                     super::iter_extra::iter_strings(&rt());
+                }
+
+                #[test]
+                fn broadcast_runs_op_once_per_member_of_the_team() {
+                    super::pool_api::broadcast(&rt());
+                }
+
+                #[test]
+                fn spawned_jobs_run_once_on_their_runtime() {
+                    super::pool_api::spawn(&rt());
                 }
             }
         )*

@@ -12,6 +12,7 @@
 //! Policies read their own variables (ASAT: `ASAT_EVAL_TIME`, ...) when built from
 //! `ASAT_POLICY`.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, Single, SpinThenPark, Wa
 
 type NameFn = dyn Fn(usize) -> String + Send + Sync;
 type HookFn = dyn Fn(usize) + Send + Sync;
+type PanicFn = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 
 #[derive(Clone, Default)]
 pub(crate) struct Hooks {
@@ -27,6 +29,7 @@ pub(crate) struct Hooks {
     pub(crate) on_start: Option<Arc<HookFn>>,
     pub(crate) on_stop: Option<Arc<HookFn>>,
     pub(crate) stack_size: Option<usize>,
+    pub(crate) panic_handler: Option<Arc<PanicFn>>,
 }
 
 impl Hooks {
@@ -34,6 +37,15 @@ impl Hooks {
         match &self.name {
             Some(f) => f(index),
             None => format!("asat-worker-{index}"),
+        }
+    }
+
+    /// The name of the spawn thread in `slot` (see [`Runtime::spawn`]): the user's name
+    /// function's, else `asat-spawn-{slot}`.
+    pub(crate) fn spawn_thread_name(&self, slot: usize) -> String {
+        match &self.name {
+            Some(f) => f(slot),
+            None => format!("asat-spawn-{slot}"),
         }
     }
 }
@@ -110,27 +122,63 @@ impl Builder {
         self
     }
 
-    /// Names worker threads (`index` starts at 1). Default: `asat-worker-{index}`.
+    /// Names worker threads (`index` starts at 1). Default: `asat-worker-{index}`. Also names
+    /// the threads that run [spawned](Runtime::spawn) jobs, by their slot (`0..max_threads`;
+    /// default `asat-spawn-{slot}`).
     pub fn thread_name(mut self, f: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
         self.hooks.name = Some(Arc::new(f));
         self
     }
 
-    /// Runs `f(index)` on each worker thread when it starts.
+    /// Runs `f(index)` on each worker thread when it starts, and `f(slot)` on each thread that
+    /// runs [spawned](Runtime::spawn) jobs (`slot < max_threads`: a worker and a spawn thread
+    /// may be given the same number).
     pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.hooks.on_start = Some(Arc::new(f));
         self
     }
 
-    /// Runs `f(index)` on each worker thread before it exits.
+    /// Runs `f(index)` on each worker thread before it exits, and `f(slot)` on each spawn
+    /// thread (as [`on_thread_start`](Builder::on_thread_start)).
     pub fn on_thread_stop(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.hooks.on_stop = Some(Arc::new(f));
         self
     }
 
-    /// Stack size of worker threads, in bytes.
+    /// Stack size of worker threads and spawn threads, in bytes.
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.hooks.stack_size = Some(bytes);
+        self
+    }
+
+    /// Called with the payload of a panic of a [spawned](Runtime::spawn) job, on the thread
+    /// that ran the job (rayon's `panic_handler`). Without one, the panic is reported by the
+    /// panic hook, as any thread's is, counted in
+    /// [`RuntimeStats::spawn_panics`](crate::RuntimeStats) and otherwise ignored: the runtime
+    /// and its other jobs go on (rayon aborts the process instead). A panic of the handler
+    /// itself is reported the same way and ignored. Panics of parallel calls and regions are
+    /// not handled here: they are re-raised by the call, as always.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// let tx = std::sync::Mutex::new(tx);
+    /// let rt = asat_core::Runtime::builder()
+    ///     .panic_handler(move |p| {
+    ///         let msg = p.downcast_ref::<&str>().copied().unwrap_or("?");
+    ///         tx.lock().unwrap().send(msg.to_owned()).unwrap();
+    ///     })
+    ///     .build()?;
+    /// rt.spawn(|| panic!("oops"));
+    /// assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap(), "oops");
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn panic_handler(
+        mut self,
+        f: impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.panic_handler = Some(Arc::new(f));
         self
     }
 

@@ -8,12 +8,14 @@ use std::cell::Cell;
 
 use crate::Runtime;
 
-/// The member a thread is running: its index in the team, and the size of the pool it belongs
-/// to (the runtime's `max_threads`).
+/// The member a thread is running: its index in the team, the size of the pool it belongs to
+/// (the runtime's `max_threads`), and which runtime that is (its identity, for
+/// [`Runtime::current_thread_index`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Member {
     pub(crate) index: usize,
     pub(crate) pool: usize,
+    pub(crate) runtime: usize,
 }
 
 #[cfg(not(loom))]

@@ -1,17 +1,31 @@
 //! The global runtime and rayon's names for it: [`ThreadPoolBuilder`], [`ThreadPool`],
-//! [`Runtime::install`], [`current_num_threads`], [`current_thread_index`] and [`join`].
+//! [`Runtime::install`], [`current_num_threads`], [`current_thread_index`], [`join`],
+//! [`join_context`] and [`max_num_threads`]. (rayon's `broadcast` is in the
+//! [`broadcast`](crate::broadcast()) function's module, its `spawn` family and `yield_now` with
+//! [`spawn`](crate::spawn).)
 //!
 //! # Which runtime a call runs on
 //!
 //! Clients that do not hold a [`Runtime`] (the parallel iterators, [`join`]) run on the
 //! *current* runtime ([`Runtime::with_current`]): the one [installed](Runtime::install) on the
-//! calling thread, or else the global one. The global runtime is built on first use from the
+//! calling thread, or else the global one. A runtime's workers have it installed for life, and
+//! a [spawned](crate::spawn) job has its runtime installed while it runs. (A region's member
+//! 0 is the thread that started it, with whatever that thread had installed.) The global
+//! runtime is built on first use from the
 //! `ASAT_*` environment variables, as rayon's global pool and OpenMP's defaults are, unless
 //! [`ThreadPoolBuilder::build_global`] built it first. Its workers live until the process
 //! exits.
 //!
 //! A call made inside a region (on a member of any runtime) runs inline on that member, as a
 //! nested region does.
+//!
+//! # Not here
+//!
+//! Of rayon's thread-pool API, these have no counterpart: `ThreadPoolBuilder::spawn_handler`
+//! and `build_scoped` (asat starts and owns its threads, lazily, one region's team at a time;
+//! they are not lent to a user's spawner), `breadth_first` (deprecated in rayon; asat has no
+//! per-thread deques to order), `ThreadPool::current_thread_has_pending_tasks` (no per-thread
+//! queues), and rayon's `scope`-related items that asat-iter provides instead.
 //!
 //! ```
 //! let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
@@ -25,8 +39,11 @@
 //! # Ok::<(), asat_core::Error>(())
 //! ```
 
+use std::any::Any;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::OnceLock;
+use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
@@ -86,7 +103,10 @@ impl ThreadPoolBuilder {
     }
 
     /// Names the worker threads: `f(i)` for worker `i` (`1..num_threads`; index 0 is the thread
-    /// that starts a parallel call, which keeps its name). Called at build, as rayon does.
+    /// that starts a parallel call, which keeps its name). Called at build, as rayon does, for
+    /// every `i` in `0..num_threads`: the threads that run [spawned](crate::spawn) jobs are
+    /// named `f(slot)`, with their slot in `0..num_threads` (so a worker and a spawn thread
+    /// may share a name).
     pub fn thread_name<F>(mut self, f: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -101,7 +121,9 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Runs `f(i)` on worker `i` when it starts.
+    /// Runs `f(i)` on worker `i` when it starts, and `f(slot)` on each thread that runs
+    /// [spawned](crate::spawn) jobs (`slot < num_threads`, unique among the spawn threads
+    /// running jobs, but a worker may have the same number: see [`spawn`](crate::spawn)).
     pub fn start_handler<F>(mut self, f: F) -> Self
     where
         F: Fn(usize) + Send + Sync + 'static,
@@ -110,12 +132,32 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Runs `f(i)` on worker `i` before it exits.
+    /// Runs `f(i)` on worker `i` before it exits, and `f(slot)` on each spawn thread (as
+    /// [`start_handler`](ThreadPoolBuilder::start_handler)).
     pub fn exit_handler<F>(mut self, f: F) -> Self
     where
         F: Fn(usize) + Send + Sync + 'static,
     {
         self.builder = self.builder.on_thread_stop(f);
+        self
+    }
+
+    /// Handles the panics of [spawned](crate::spawn) jobs (asat's
+    /// [`Builder::panic_handler`]). Unset, a job's panic is reported and counted, and the pool
+    /// goes on; rayon would abort the process.
+    pub fn panic_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    {
+        self.builder = self.builder.panic_handler(handler);
+        self
+    }
+
+    /// rayon's option to make the building thread a member of the pool, so that the pool
+    /// starts `num_threads - 1` threads of its own. asat always works this way, for every
+    /// thread: the thread that starts a parallel call is member 0 of its team, and a pool
+    /// starts at most `num_threads - 1` workers. So this changes nothing.
+    pub fn use_current_thread(self) -> Self {
         self
     }
 
@@ -213,6 +255,27 @@ impl Runtime {
         self.max_threads()
     }
 
+    /// The calling thread's member index when it runs a member of one of this runtime's calls
+    /// or regions, else `None` (rayon's `ThreadPool::current_thread_index`). As
+    /// [`current_thread_index`], but `None` on members of other runtimes, and on this
+    /// runtime's [spawn](crate::spawn) threads outside the calls their jobs make.
+    ///
+    /// ```
+    /// let a = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
+    /// let b = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
+    /// a.region(|team| {
+    ///     assert_eq!(a.current_thread_index(), Some(team.index()));
+    ///     assert_eq!(b.current_thread_index(), None);
+    /// });
+    /// assert_eq!(a.current_thread_index(), None);
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        current::member()
+            .filter(|m| m.runtime == self.id())
+            .map(|m| m.index)
+    }
+
     /// Runs `f` on the calling thread as a team of one, without waking a worker or asking the
     /// policy: for a parallel call with too little work to share. Inside `f`,
     /// [`current_thread_index`] is `Some(0)`; on a thread already running a member, nothing
@@ -224,6 +287,7 @@ impl Runtime {
         let _member = current::enter(Member {
             index: 0,
             pool: self.max_threads(),
+            runtime: self.id(),
         });
         f()
     }
@@ -293,4 +357,61 @@ where
     RB: Send,
 {
     Runtime::with_current(|rt| rt.join(a, b))
+}
+
+/// The largest pool a [`ThreadPoolBuilder`] builds (rayon's `max_num_threads`):
+/// [`MAX_THREADS_LIMIT`](crate::MAX_THREADS_LIMIT).
+pub fn max_num_threads() -> usize {
+    crate::MAX_THREADS_LIMIT
+}
+
+/// [`join`] whose closures are told whether they run on a thread other than the caller's
+/// (rayon's `join_context`).
+///
+/// ```
+/// let pool = asat_core::ThreadPoolBuilder::new().num_threads(1).build()?;
+/// let (a, b) = pool.install(|| {
+///     asat_core::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+/// });
+/// assert_eq!((a, b), (false, false)); // a team of one runs both on the caller
+/// # Ok::<(), asat_core::Error>(())
+/// ```
+pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let caller = std::thread::current().id();
+    join(
+        move || a(FnContext::on(caller)),
+        move || b(FnContext::on(caller)),
+    )
+}
+
+/// What a closure of [`join_context`] is told (rayon's `FnContext`). Belongs to the thread
+/// that runs the closure: neither `Send` nor `Sync`.
+#[derive(Debug)]
+pub struct FnContext {
+    migrated: bool,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl FnContext {
+    /// The context of a closure of a `join_context` called on `caller`, run here.
+    fn on(caller: ThreadId) -> Self {
+        FnContext {
+            migrated: std::thread::current().id() != caller,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Whether the closure runs on a thread other than the one that called `join_context`
+    /// (here: a worker of the call's team rather than the caller, member 0, which runs `a`
+    /// unless another member took it first).
+    #[inline]
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
 }

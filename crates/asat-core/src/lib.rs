@@ -7,6 +7,8 @@
 //!   loops and meet at [`Team::barrier`].
 //! - [`Policy`] decides each region's team (and may first [probe](Plan::Probe) the machine with
 //!   a timed barrier), where members run, and learns how the region went.
+//! - rayon's thread-pool API on a runtime ([`ThreadPoolBuilder`], [`join`], [`broadcast()`],
+//!   [`spawn`], ... : see the [`ThreadPool`] alias), for programs moved from rayon.
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.
 //! - Policies here: [`Fixed`], [`Single`], and [`Asat`] (jobs that size themselves to the
 //!   machine's load).
@@ -32,6 +34,7 @@
 //! Linux only: the runtime uses futexes, `sched_setaffinity` and thread ids.
 
 pub mod asat;
+mod broadcast;
 mod builder;
 mod cpuset;
 mod current;
@@ -51,19 +54,23 @@ mod team;
 mod wait;
 
 pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
+pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::{parse_policy, Builder};
 pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};
 pub use fixed::{Fixed, Single};
 pub use global::{
-    current_num_threads, current_thread_index, join, ThreadPool, ThreadPoolBuildError,
-    ThreadPoolBuilder,
+    current_num_threads, current_thread_index, join, join_context, max_num_threads, FnContext,
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder,
 };
 pub use policy::{
     MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
     RuntimeInfo, ThreadInfo,
 };
-pub use runtime::{Runtime, RuntimeStats, MAX_PROBES_PER_REGION, REGION_LOCK_WAIT};
+pub use runtime::{
+    spawn, spawn_fifo, yield_local, yield_now, Runtime, RuntimeStats, Yield, MAX_PROBES_PER_REGION,
+    REGION_LOCK_WAIT, SPAWN_IDLE_EXIT,
+};
 pub use schedule::Schedule;
 #[doc(hidden)]
 pub use sync::FutexWord;

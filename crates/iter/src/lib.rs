@@ -75,18 +75,29 @@
 //!   [`scope`](mod@scope) for the design and its limits). [`ThreadPoolScopes`] (in the
 //!   prelude) gives a [`ThreadPool`] rayon's `scope`, `scope_fifo`, `in_place_scope` and
 //!   `in_place_scope_fifo` methods.
-//! - [`join`], [`ThreadPoolBuilder`] (`num_threads`, `build`, `build_global`, `thread_name`,
-//!   `stack_size`, `start_handler`, `exit_handler`), [`ThreadPool::install`](Runtime::install),
-//!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
+//! - [`join`], [`join_context`], [`ThreadPoolBuilder`] (`num_threads`, `build`,
+//!   `build_global`, `thread_name`, `stack_size`, `start_handler`, `exit_handler`,
+//!   `panic_handler`, `use_current_thread`), [`ThreadPool::install`](Runtime::install),
+//!   [`current_num_threads`], [`current_thread_index`], [`max_num_threads`] (from asat-core).
+//! - [`broadcast()`] and [`ThreadPool::broadcast`](Runtime::broadcast): one region, `op` once
+//!   per member of the team the policy gives it, which may be smaller than the pool (see
+//!   [`BroadcastContext::num_threads`]); inline as a team of one inside another call.
+//!   [`spawn`], [`spawn_fifo`], [`spawn_broadcast`] and their `ThreadPool` methods: detached
+//!   jobs run, in spawn order, by up to `num_threads` threads of the runtime's own that exit
+//!   when idle; a job's panic goes to the builder's `panic_handler`, or is reported and
+//!   ignored (rayon aborts); [`yield_now`], [`yield_local`]. See [`spawn`] (asat-core's) for
+//!   the design and its limits.
 //!
-//! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
-//! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
-//! less used adapters and terminals (`intersperse`, `panic_fuse`, `by_uniform_blocks`,
-//! `by_exponential_blocks`, `take_any_while`, `skip_any_while`, `find`/`position` (deprecated
-//! in rayon), `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
-//! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
-//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
-//! remainders.
+//! Not here (yet): `Scope::spawn_broadcast` and `ScopeFifo::spawn_broadcast` (a scope's
+//! members take jobs from one shared queue, which cannot hand one job to each member),
+//! `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`,
+//! `ThreadPool::current_thread_has_pending_tasks` (asat owns its threads and has no per-thread
+//! queues); the less used adapters and terminals (`intersperse`, `panic_fuse`,
+//! `by_uniform_blocks`, `by_exponential_blocks`, `take_any_while`, `skip_any_while`,
+//! `find`/`position` (deprecated in rayon), `par_array_windows`, `ParallelIterator` for
+//! `Either`), the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own
+//! protocol is [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and
+//! `par_rchunks_exact_mut`'s remainders.
 //!
 //! # One call, one region
 //!
@@ -155,8 +166,9 @@ pub mod unzip;
 pub mod vec;
 
 pub use asat_core::{
-    current_num_threads, current_thread_index, join, Runtime, ThreadPool, ThreadPoolBuildError,
-    ThreadPoolBuilder,
+    broadcast, current_num_threads, current_thread_index, join, join_context, max_num_threads,
+    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext,
+    Runtime, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;

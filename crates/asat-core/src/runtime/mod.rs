@@ -1,4 +1,5 @@
 //! [`Runtime`]: a job's team of persistent worker threads, and how a region runs on it.
+//! (Detached jobs, [`Runtime::spawn`], run on threads of their own: see the `spawn` module.)
 //!
 //! # Region protocol
 //!
@@ -58,8 +59,11 @@ use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
 mod loops;
 mod probe;
+mod spawn;
 mod worker;
 
+use spawn::Spawner;
+pub use spawn::{spawn, spawn_fifo, yield_local, yield_now, Yield, SPAWN_IDLE_EXIT};
 use worker::Mailbox;
 
 use crate::{
@@ -98,7 +102,9 @@ loom::thread_local! {
 /// A fork-join runtime: one job's worker threads and its scheduling policy.
 ///
 /// Workers are created lazily, up to `max_threads - 1` (the thread that starts a region is
-/// member 0 of its team), and joined when the runtime is dropped. Any number of runtimes may
+/// member 0 of its team), and joined when the runtime is dropped (or, when
+/// [spawned](Runtime::spawn) jobs are still pending then, after the last of them: see
+/// [`spawn`](crate::spawn)). Any number of runtimes may
 /// live in one process. A runtime is `Sync`: regions started from several threads at once run
 /// one after another, except that a region whose start finds another thread's region holding
 /// the runtime for more than [`REGION_LOCK_WAIT`] runs inline on its calling thread (see the
@@ -120,6 +126,9 @@ loom::thread_local! {
 /// ```
 pub struct Runtime {
     inner: Arc<Inner>,
+    /// Whether this is the user's handle, whose drop shuts the runtime down; the runtime's own
+    /// threads hold handles that are not (see the spawn module docs).
+    owner: bool,
 }
 
 #[cfg(test)]
@@ -153,6 +162,9 @@ pub(crate) struct Inner {
     /// Written at every region, like `region_lock`.
     stats: CachePadded<Counters>,
     hooks: Hooks,
+    /// Detached jobs ([`Runtime::spawn`]) and the threads that run them: on lines of their
+    /// own, as `region_lock`, since spawns write them while regions run.
+    spawner: CachePadded<Spawner>,
 }
 
 /// Owned by whoever holds the region lock.
@@ -183,6 +195,7 @@ struct Counters {
     wall_ns: AtomicU64,
     inline_busy: AtomicU64,
     spawn_failures: AtomicU64,
+    spawn_panics: AtomicU64,
 }
 
 /// Counters of a runtime since it was built. Times are only gathered when timing is on
@@ -213,10 +226,14 @@ pub struct RuntimeStats {
     /// Regions run inline on their calling thread because another thread's region held the
     /// runtime for longer than [`REGION_LOCK_WAIT`] (not counted in `regions`).
     pub inline_busy: u64,
-    /// Worker threads the system refused to start (each also reported once on standard
-    /// error); teams are limited to the workers that did start, and a start is tried again at
-    /// most once a second.
+    /// Threads the system refused to start: workers (teams are then limited to the workers
+    /// that did start) and threads for [spawned](Runtime::spawn) jobs. The first failure of
+    /// each kind is reported on standard error, and a start is tried again at most once a
+    /// second.
     pub spawn_failures: u64,
+    /// Jobs started by [`Runtime::spawn`] (and its relatives) that panicked (see the panic
+    /// rules in [`spawn`](crate::spawn)).
+    pub spawn_panics: u64,
 }
 
 impl RuntimeStats {
@@ -282,8 +299,25 @@ impl Runtime {
                 workers_started: AtomicUsize::new(0),
                 stats: CachePadded::default(),
                 hooks,
+                spawner: CachePadded::default(),
             }),
+            owner: true,
         }
+    }
+
+    /// A handle on `inner` that does not shut the runtime down when dropped: for the runtime's
+    /// own threads, which install it (see the spawn module docs).
+    fn handle(inner: Arc<Inner>) -> Runtime {
+        Runtime {
+            inner,
+            owner: false,
+        }
+    }
+
+    /// The runtime's identity (shared by its handles): see [`Inner::id`].
+    #[inline]
+    pub(crate) fn id(&self) -> usize {
+        self.inner.id()
     }
 
     /// The most threads a team may have.
@@ -321,6 +355,7 @@ impl Runtime {
             wall: Duration::from_nanos(s.wall_ns.load(Ordering::Relaxed)),
             inline_busy: s.inline_busy.load(Ordering::Relaxed),
             spawn_failures: s.spawn_failures.load(Ordering::Relaxed),
+            spawn_panics: s.spawn_panics.load(Ordering::Relaxed),
         }
     }
 
@@ -646,7 +681,21 @@ impl Runtime {
             if let Some(s) = self.inner.hooks.stack_size {
                 b = b.stack_size(s);
             }
-            match b.spawn(move || inner.worker_main(index)) {
+            // A worker has its runtime installed for life, so that the free functions
+            // (`spawn`, `current_num_threads`, iterator calls) called from a region body on it
+            // act on the region's runtime.
+            let work = move || {
+                #[cfg(not(loom))]
+                {
+                    let rt = Runtime::handle(inner);
+                    rt.install(|| rt.inner.worker_main(index));
+                }
+                // loom's threads share one OS thread, and with it the installed runtime's
+                // thread-local, which is not loom's: its workers install nothing.
+                #[cfg(loom)]
+                inner.worker_main(index);
+            };
+            match b.spawn(work) {
                 Ok(h) => {
                     ctl.workers.push(h);
                     self.inner
@@ -654,12 +703,11 @@ impl Runtime {
                         .store(ctl.workers.len(), Ordering::Relaxed);
                 }
                 Err(e) => {
-                    let failures = self
-                        .inner
+                    self.inner
                         .stats
                         .spawn_failures
                         .fetch_add(1, Ordering::Relaxed);
-                    if failures == 0 {
+                    if ctl.spawn_failed_at.is_none() {
                         eprintln!(
                             "asat-core: the system refused to start worker thread {index} \
                              ({e}); teams are limited to {index} threads until it accepts \
@@ -703,27 +751,6 @@ impl Shape {
     fn loop_with(schedule: Schedule) -> Shape {
         Shape::Loop {
             counter: schedule.uses_counter(),
-        }
-    }
-}
-
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        if self.forked() {
-            // The workers (and any lock a parent's thread held at the fork) are not in this
-            // process: joining or detaching their handles would act on threads that do not
-            // exist. Leak the runtime's state instead.
-            std::mem::forget(Arc::clone(&self.inner));
-            return;
-        }
-        let inner = &*self.inner;
-        inner.shutdown.store(true, Ordering::Release);
-        let workers = std::mem::take(&mut inner.region_lock.lock().workers);
-        for mb in &inner.mailboxes[1..] {
-            mb.event.notify();
-        }
-        for w in workers {
-            let _ = w.join();
         }
     }
 }

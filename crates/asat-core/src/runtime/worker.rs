@@ -1,4 +1,5 @@
-//! Workers: their mailboxes, their main loop, and how one member of a region runs.
+//! Workers: their mailboxes, their main loop, how one member of a region runs, and their
+//! shutdown when the runtime is dropped.
 
 use super::*;
 use crate::payload::catch;
@@ -201,6 +202,7 @@ impl Inner {
         let _member = crate::current::enter(crate::current::Member {
             index: member,
             pool: self.max_threads,
+            runtime: self.id(),
         });
         // (Inside a region already: workers for their whole life, the starting thread while
         // `region` runs.)
@@ -253,6 +255,47 @@ impl Inner {
             old
         } else {
             None
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if !self.owner {
+            return;
+        }
+        if self.forked() {
+            // The workers (and any lock a parent's thread held at the fork) are not in this
+            // process: joining or detaching their handles would act on threads that do not
+            // exist. Leak the runtime's state instead.
+            std::mem::forget(Arc::clone(&self.inner));
+            return;
+        }
+        // With spawned jobs pending, the thread that runs the last of them shuts the workers
+        // down instead (see the spawn module docs).
+        if self.inner.spawner.release_owner() {
+            self.inner.shutdown_workers();
+        }
+    }
+}
+
+impl Inner {
+    /// An identity of the runtime, for telling apart the runtimes a thread is a member of.
+    #[inline]
+    pub(crate) fn id(&self) -> usize {
+        self as *const Inner as usize
+    }
+
+    /// Stops and joins the workers. Called once, when no region can start any more: by the
+    /// owner's drop, or by the spawn thread that ran the last job after it.
+    pub(super) fn shutdown_workers(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        let workers = std::mem::take(&mut self.region_lock.lock().workers);
+        for mb in &self.mailboxes[1..] {
+            mb.event.notify();
+        }
+        for w in workers {
+            let _ = w.join();
         }
     }
 }

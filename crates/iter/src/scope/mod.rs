@@ -48,9 +48,12 @@
 //! - `op` or a job that *blocks until another job has run* (a spin on a flag, a channel receive)
 //!   hangs when no other member is free to run that job: with a team of one always (as in rayon
 //!   with one thread). Let jobs hand results over through the scope's end instead.
-//! - Not here: rayon's `spawn_broadcast` (on a scope, and `ThreadPool::spawn_broadcast`), and
-//!   `spawn`, `spawn_fifo` outside a scope (work detached from any call has no region to run
-//!   in).
+//! - Not here: rayon's `Scope::spawn_broadcast` and `ScopeFifo::spawn_broadcast` (the
+//!   members take jobs from one shared queue, which cannot hand one job to each member; a
+//!   [`broadcast`](asat_core::broadcast()) from a job runs inline as a team of one, as nested
+//!   calls do). Detached jobs (`spawn`, `spawn_fifo`, `spawn_broadcast` outside a scope, and
+//!   their `ThreadPool` methods) are asat-core's: they run on threads of the runtime's own,
+//!   not on a region's team (see [`asat_core::spawn`]).
 
 use std::fmt;
 

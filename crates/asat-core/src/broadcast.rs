@@ -1,0 +1,352 @@
+//! [`Runtime::broadcast`] and [`Runtime::spawn_broadcast`] (rayon's `broadcast` and
+//! `spawn_broadcast`): one closure run once by every member of a team.
+//!
+//! A broadcast is one SPMD region ([`Runtime::region`]): every member runs `op` with a
+//! [`BroadcastContext`] made from its [`Team`] and writes the result to the slot of its index
+//! (one slot per possible member, `max_threads` of them, each behind its own lock); member 0
+//! also records the team's size, and after the join the first `size` slots are the results.
+//! What users see (which team, nested calls, panics) is documented on
+//! [`Runtime::broadcast`].
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use parking_lot::Mutex;
+
+use crate::{Runtime, Team};
+
+/// What a broadcast's `op` is told about its call (rayon's `BroadcastContext`): its index in
+/// the team that receives the broadcast, and that team's size (see [`Runtime::broadcast`]).
+///
+/// Like the [`Team`] it comes from, it belongs to one member: it is neither `Send` nor `Sync`.
+pub struct BroadcastContext<'a> {
+    index: usize,
+    num_threads: usize,
+    _team: PhantomData<&'a Team<'a>>,
+}
+
+impl<'a> BroadcastContext<'a> {
+    fn of(team: &'a Team<'a>) -> Self {
+        BroadcastContext {
+            index: team.index(),
+            num_threads: team.size(),
+            _team: PhantomData,
+        }
+    }
+
+    /// This member's index, `0..num_threads()`; 0 is the thread that called `broadcast`.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The number of threads that run this broadcast: the size of the team the policy gave
+    /// this call (see [`Runtime::broadcast`]), at most the pool's size.
+    #[inline]
+    pub fn num_threads(&self) -> usize {
+        self.num_threads
+    }
+}
+
+impl fmt::Debug for BroadcastContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BroadcastContext")
+            .field("index", &self.index)
+            .field("num_threads", &self.num_threads)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Runs `op` once on every member of a team of this runtime (rayon's
+    /// `ThreadPool::broadcast`) and returns the results in member order. It is one region.
+    ///
+    /// - **Who receives it.** rayon runs `op` on every thread of its pool. Here the team is the
+    ///   policy's choice for that region, as for every region: the pool's `max_threads` under
+    ///   [`Fixed::all`](crate::Fixed::all), fewer under `Fixed::new(n)`, one under
+    ///   [`Single`](crate::Single), and with [`Asat`](crate::Asat) whatever the machine's load
+    ///   leaves (a crowded machine may give a team of one).
+    ///   [`BroadcastContext::num_threads`] is that team's size, the length of the returned
+    ///   `Vec`; it may be smaller than the pool's size, and differ from one broadcast to the
+    ///   next. The members are distinct threads, member 0 being the caller. Code ported from
+    ///   rayon that sizes something by the pool (a `std::sync::Barrier` of
+    ///   `current_num_threads()` that every receiver waits at) must size it by
+    ///   `ctx.num_threads()` instead, or it waits for members that are not there; members that
+    ///   need to meet are better written as a [`region`](Runtime::region) with
+    ///   [`Team::barrier`].
+    /// - **Nested.** A broadcast started inside a region or parallel call (on any runtime) runs
+    ///   inline on the calling member as a team of one, as every nested region does: `op` runs
+    ///   once, with index 0 of 1, and the result is a `Vec` of one (the member's
+    ///   [`current_thread_index`](crate::current_thread_index) stays its own). So does a
+    ///   broadcast that found another thread's region holding the runtime for
+    ///   [`REGION_LOCK_WAIT`](crate::REGION_LOCK_WAIT) (counted in
+    ///   [`RuntimeStats::inline_busy`](crate::RuntimeStats)), and every broadcast in a child
+    ///   made by `fork`.
+    ///
+    /// # Panics
+    ///
+    /// If `op` panics on a member: the first panic is re-raised once the whole team has run
+    /// `op` and joined; the other members' results are dropped, and the runtime stays usable.
+    ///
+    /// ```
+    /// use asat_core::{Fixed, Runtime};
+    ///
+    /// let rt = Runtime::builder().max_threads(3).policy(Fixed::new(3)).build()?;
+    /// let got = rt.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+    /// assert_eq!(got, [(0, 3), (1, 3), (2, 3)]);
+    /// // inside a region, a broadcast runs on the calling member alone
+    /// rt.region(|_| assert_eq!(rt.broadcast(|ctx| ctx.num_threads()), [1]));
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        let results: Vec<Mutex<Option<R>>> =
+            (0..self.max_threads()).map(|_| Mutex::new(None)).collect();
+        let team_size = Mutex::new(0);
+        self.region(|team| {
+            if team.index() == 0 {
+                *team_size.lock() = team.size();
+            }
+            let r = op(BroadcastContext::of(team));
+            *results[team.index()].lock() = Some(r);
+        });
+        let n = team_size.into_inner();
+        results
+            .into_iter()
+            .take(n)
+            .map(|r| match r.into_inner() {
+                Some(r) => r,
+                None => unreachable!("broadcast: a region that returned ran every member"),
+            })
+            .collect()
+    }
+
+    /// Queues a job that runs [`broadcast`](Runtime::broadcast)`(op)` (rayon's
+    /// `ThreadPool::spawn_broadcast`) and returns at once; the team is decided when the job
+    /// runs, by the policy, as for any broadcast. See [`spawn`](crate::spawn) for how jobs run
+    /// and what happens to their panics (a panic of `op` on any member is the job's).
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let tx = std::sync::Mutex::new(tx);
+    /// pool.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.num_threads()).unwrap());
+    /// let n = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+    /// assert!((1..=2).contains(&n));
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+    {
+        self.spawn(move || {
+            // A spawned job runs with its runtime installed.
+            Runtime::with_current(|rt| rt.broadcast(&op));
+        });
+    }
+}
+
+/// [`Runtime::broadcast`] on the current runtime (rayon's `broadcast`): the one
+/// [installed](Runtime::install) on the calling thread, else the global one.
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    Runtime::with_current(|rt| rt.broadcast(op))
+}
+
+/// [`Runtime::spawn_broadcast`] on the current runtime (rayon's `spawn_broadcast`).
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    Runtime::with_current(|rt| rt.spawn_broadcast(op));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{current_thread_index, Fixed, Plan, Policy, RegionStart, Single};
+
+    /// A policy that cycles through team sizes, region after region (a team smaller than
+    /// the pool, as ASAT gives on a crowded machine).
+    #[derive(Debug)]
+    struct Cycling {
+        sizes: Vec<usize>,
+        next: AtomicUsize,
+    }
+
+    impl Policy for Cycling {
+        fn name(&self) -> &str {
+            "cycling"
+        }
+        fn plan(&self, _start: &RegionStart) -> Plan {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            Plan::run(self.sizes[i % self.sizes.len()])
+        }
+    }
+
+    /// Checks one broadcast's results on a team of `n`: indices in order, one size, distinct
+    /// threads, and each member's `current_thread_index`.
+    fn check_team(rt: &Runtime, n: usize) {
+        let got = rt.broadcast(|ctx| {
+            (
+                ctx.index(),
+                ctx.num_threads(),
+                current_thread_index(),
+                std::thread::current().id(),
+            )
+        });
+        assert_eq!(got.len(), n);
+        let threads: BTreeSet<_> = got.iter().map(|r| format!("{:?}", r.3)).collect();
+        assert_eq!(threads.len(), n, "each member is a thread of its own");
+        assert_eq!(
+            got[0].3,
+            std::thread::current().id(),
+            "member 0 is the caller"
+        );
+        for (i, r) in got.iter().enumerate() {
+            assert_eq!((r.0, r.1, r.2), (i, n, Some(i)));
+        }
+    }
+
+    #[test]
+    fn every_member_of_a_fixed_team_runs_op_once() {
+        for n in 1..=4 {
+            let rt = Runtime::builder()
+                .max_threads(4)
+                .policy(Fixed::new(n))
+                .build()
+                .unwrap();
+            for _ in 0..20 {
+                check_team(&rt, n);
+            }
+            let runs = AtomicUsize::new(0);
+            let got = rt.broadcast(|_| runs.fetch_add(1, Ordering::Relaxed));
+            assert_eq!(got.len(), n);
+            assert_eq!(runs.into_inner(), n);
+        }
+    }
+
+    #[test]
+    fn num_threads_is_the_team_the_policy_gives() {
+        let sizes = vec![4, 1, 3, 2, 2, 4];
+        let rt = Runtime::builder()
+            .max_threads(4)
+            .policy(Cycling {
+                sizes: sizes.clone(),
+                next: AtomicUsize::new(0),
+            })
+            .build()
+            .unwrap();
+        for round in 0..3 {
+            for &n in &sizes {
+                check_team(&rt, n);
+                assert_eq!(rt.stats().last_team, n, "round {round}");
+            }
+        }
+        let single = Runtime::builder()
+            .max_threads(3)
+            .policy(Single)
+            .build()
+            .unwrap();
+        check_team(&single, 1);
+        // The free function runs on the installed runtime.
+        single.install(|| assert_eq!(broadcast(|ctx| ctx.num_threads()), [1]));
+    }
+
+    #[test]
+    fn a_nested_broadcast_runs_inline_as_a_team_of_one() {
+        let rt = Runtime::builder()
+            .max_threads(3)
+            .policy(Fixed::new(3))
+            .build()
+            .unwrap();
+        let other = Runtime::builder().max_threads(2).build().unwrap();
+        let got = rt.broadcast(|outer| {
+            let inner = rt.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+            // A member of any runtime runs a broadcast of another inline too.
+            let elsewhere = other.broadcast(|ctx| ctx.num_threads());
+            // The member's own index stays what it was.
+            (outer.index(), inner, elsewhere, current_thread_index())
+        });
+        let want: Vec<_> = (0..3)
+            .map(|i| (i, vec![(0, 1)], vec![1], Some(i)))
+            .collect();
+        assert_eq!(got, want);
+        rt.region(|team| {
+            let r = rt.broadcast(|ctx| ctx.index() + 10 * ctx.num_threads());
+            assert_eq!(r, [10], "member {}", team.index());
+        });
+    }
+
+    #[test]
+    fn a_panic_is_reraised_after_the_team_joins_and_the_runtime_goes_on() {
+        let rt = Runtime::builder()
+            .max_threads(3)
+            .policy(Fixed::new(3))
+            .build()
+            .unwrap();
+        for bad in 0..3 {
+            let ran = AtomicUsize::new(0);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                rt.broadcast(|ctx| {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    if ctx.index() == bad {
+                        std::panic::panic_any(format!("member {bad} panics (expected)"));
+                    }
+                    vec![ctx.index(); 100]
+                })
+            }));
+            let p = r.unwrap_err();
+            assert_eq!(
+                p.downcast_ref::<String>().map(String::as_str),
+                Some(format!("member {bad} panics (expected)").as_str())
+            );
+            // Every member ran: a panic does not cut the others short.
+            assert_eq!(ran.into_inner(), 3);
+            check_team(&rt, 3);
+        }
+    }
+
+    #[test]
+    fn a_broadcast_that_finds_the_runtime_busy_runs_inline() {
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(Fixed::new(2))
+            .build()
+            .unwrap();
+        let (held_tx, held_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let done_rx = parking_lot::Mutex::new(done_rx);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                rt.region(|team| {
+                    if team.index() == 0 {
+                        held_tx.send(()).unwrap();
+                        // Bounded: the test fails rather than hangs if the broadcast waits.
+                        let _ = done_rx.lock().recv_timeout(Duration::from_secs(60));
+                    }
+                });
+            });
+            held_rx.recv_timeout(Duration::from_secs(60)).unwrap();
+            let got = rt.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+            done_tx.send(()).unwrap();
+            assert_eq!(got, [(0, 1)]);
+        });
+        assert!(rt.stats().inline_busy >= 1);
+        check_team(&rt, 2);
+    }
+}
