@@ -5,17 +5,55 @@
 //! parallel-iterator layer which runtime a call should run on.
 
 use std::cell::Cell;
+use std::ptr::NonNull;
 
+use crate::runtime::Inner;
 use crate::Runtime;
 
 /// The member a thread is running: its index in the team, the size of the pool it belongs to
-/// (the runtime's `max_threads`), and which runtime that is (its identity, for
+/// (the runtime's `max_threads`), and which runtime that is (for
 /// [`Runtime::current_thread_index`]).
+///
+/// Two words with a niche (`Option<Member>` is as small): it is written on every region a
+/// thread runs a member of. The runtime is kept as the address of its shared state, an
+/// identity that is compared and never dereferenced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Member {
-    pub(crate) index: usize,
-    pub(crate) pool: usize,
-    pub(crate) runtime: usize,
+    index: u32,
+    pool: u32,
+    runtime: NonNull<Inner>,
+}
+
+impl Member {
+    /// Member `index` of a region of `runtime`, whose pool has `pool` threads (both at most
+    /// [`MAX_THREADS_LIMIT`](crate::MAX_THREADS_LIMIT), so they fit in 32 bits).
+    #[inline]
+    pub(crate) fn new(index: usize, pool: usize, runtime: &Inner) -> Member {
+        debug_assert!(index < pool && pool <= crate::MAX_THREADS_LIMIT);
+        Member {
+            index: index as u32,
+            pool: pool as u32,
+            runtime: NonNull::from(runtime),
+        }
+    }
+
+    /// The member's index in its team.
+    #[inline]
+    pub(crate) fn index(&self) -> usize {
+        self.index as usize
+    }
+
+    /// The size of the pool (the runtime's `max_threads`).
+    #[inline]
+    pub(crate) fn pool(&self) -> usize {
+        self.pool as usize
+    }
+
+    /// Whether the member is of a region of `runtime`.
+    #[inline]
+    pub(crate) fn of(&self, runtime: &Inner) -> bool {
+        self.runtime == NonNull::from(runtime)
+    }
 }
 
 #[cfg(not(loom))]

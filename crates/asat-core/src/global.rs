@@ -272,8 +272,8 @@ impl Runtime {
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
         current::member()
-            .filter(|m| m.runtime == self.id())
-            .map(|m| m.index)
+            .filter(|m| m.of(self.inner()))
+            .map(|m| m.index())
     }
 
     /// Runs `f` on the calling thread as a team of one, without waking a worker or asking the
@@ -284,11 +284,7 @@ impl Runtime {
         if current::member().is_some() {
             return f();
         }
-        let _member = current::enter(Member {
-            index: 0,
-            pool: self.max_threads(),
-            runtime: self.id(),
-        });
+        let _member = current::enter(Member::new(0, self.max_threads(), self.inner()));
         f()
     }
 
@@ -335,7 +331,7 @@ impl Runtime {
 /// team, but no member index reaches this number.
 pub fn current_num_threads() -> usize {
     match current::member() {
-        Some(m) => m.pool,
+        Some(m) => m.pool(),
         None => Runtime::with_current(Runtime::max_threads),
     }
 }
@@ -345,7 +341,7 @@ pub fn current_num_threads() -> usize {
 /// running at the same time share an index; `None` outside parallel calls.
 #[inline]
 pub fn current_thread_index() -> Option<usize> {
-    current::member().map(|m| m.index)
+    current::member().map(|m| m.index())
 }
 
 /// [`Runtime::join`] on the current runtime.

@@ -314,6 +314,12 @@ impl Runtime {
         }
     }
 
+    /// The state the runtime's handles share.
+    #[inline]
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
     /// The runtime's identity (shared by its handles): see [`Inner::id`].
     #[inline]
     pub(crate) fn id(&self) -> usize {

@@ -176,7 +176,7 @@ impl Runtime {
     /// take detached jobs).
     pub fn yield_now(&self) -> Option<Yield> {
         let member = current::member();
-        if member.is_some_and(|m| m.runtime == self.id()) {
+        if member.is_some_and(|m| m.of(&self.inner)) {
             return Some(Yield::Idle);
         }
         if SPAWN_THREAD_OF.with(Cell::get) != self.id() {
@@ -192,7 +192,7 @@ impl Runtime {
     /// local work: `Some(Yield::Idle)` on this runtime's members and spawn threads, `None`
     /// elsewhere.
     pub fn yield_local(&self) -> Option<Yield> {
-        let mine = current::member().is_some_and(|m| m.runtime == self.id())
+        let mine = current::member().is_some_and(|m| m.of(&self.inner))
             || SPAWN_THREAD_OF.with(Cell::get) == self.id();
         mine.then_some(Yield::Idle)
     }
