@@ -148,6 +148,7 @@ pub mod sources;
 pub mod splitter;
 pub mod str;
 pub mod take_any;
+mod terminals;
 #[cfg(test)]
 mod testing;
 pub mod try_ops;
