@@ -4,9 +4,11 @@
 //! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map` and the comparisons
 //! (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's sequential chains
 //! give, for random lengths, splitting hints and team sizes. Where timing decides (the `_any`
-//! forms on unindexed iterators, `while_some` after a `None`), the items are an in-order
-//! subsequence of the right ones, as many as std's `take` or `skip` would give for the `_any`
-//! forms. Owned items are dropped once.
+//! forms on unindexed iterators, `while_some` after a `None`, `take_any_while` and
+//! `skip_any_while`), the items are an in-order subsequence of the right ones, as many as std's
+//! `take` or `skip` would give for the `_any` forms, and for the `_any_while` forms only items
+//! the predicate accepted are taken and none it rejected is skipped (on a team of one, exactly
+//! std's `take_while` and `skip_while`). Owned items are dropped once.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles).
@@ -154,6 +156,42 @@ proptest! {
             if stop == v.len() {
                 prop_assert_eq!(some, want);
             }
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn take_and_skip_any_while(v in values(-1000..1000), cut in -1000i64..1000, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let all: Vec<(usize, i64)> = v.iter().copied().enumerate().collect();
+            let pred = |&(_, x): &(usize, i64)| x < cut;
+            let items = || s.split(v.par_iter().copied().enumerate());
+            let took: Vec<(usize, i64)> = items().take_any_while(pred).collect();
+            prop_assert!(took.iter().all(pred));
+            prop_assert!(is_subsequence(&took, &all));
+            let kept: Vec<(usize, i64)> = items().skip_any_while(pred).collect();
+            prop_assert!(is_subsequence(&kept, &all));
+            let rejected: Vec<(usize, i64)> = all.iter().copied().filter(|x| !pred(x)).collect();
+            prop_assert!(is_subsequence(&rejected, &kept));
+            if rejected.is_empty() {
+                prop_assert_eq!(took.len(), v.len());
+                prop_assert!(kept.is_empty());
+            }
+            if s.rt == 0 {
+                // a team of one
+                prop_assert_eq!(&took, &all.iter().copied().take_while(pred).collect::<Vec<_>>());
+                prop_assert_eq!(&kept, &all.iter().copied().skip_while(pred).collect::<Vec<_>>());
+            }
+            // owned items, unindexed: those not taken are dropped with the iterator
+            let (owned, drops) = tracked(v.len());
+            let ids: Vec<usize> = s.split(owned.into_par_iter())
+                .filter(|t| t.id % 3 != 0)
+                .take_any_while(|t| v[t.id] < cut)
+                .map(|t| t.id)
+                .collect();
+            prop_assert!(ids.iter().all(|&i| i % 3 != 0 && v[i] < cut));
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+            prop_assert_eq!(not_dropped_once(&drops), vec![]);
             Ok(())
         })?;
     }

@@ -12,6 +12,7 @@ use crate::flat_map::FlatMap;
 use crate::indexed::Hinted;
 use crate::plumbing::{Hints, Producer};
 use crate::take_any::{SkipAny, TakeAny, WhileSome};
+use crate::take_any_while::{SkipAnyWhile, TakeAnyWhile};
 use crate::try_ops::{Try, TryFold, TryFoldBy, TryFoldWith};
 use crate::IntoParallelIterator;
 
@@ -243,6 +244,47 @@ pub trait ParallelIterator: Producer + Sized {
     /// first `n` when items stand one for one at indices; see [`take_any`](crate::take_any)).
     fn skip_any(self, n: usize) -> SkipAny<Self> {
         SkipAny::new(self, n)
+    }
+
+    /// Items from anywhere in the iterator, in their relative order, until `pred` rejects one
+    /// (rayon's `take_any_while`): every item yielded is one `pred` accepted, and once a member
+    /// has met one it rejects, the items not yet made are not taken. Which accepted items come
+    /// out depends on timing (see [`take_any_while`](mod@crate::take_any_while) for exactly
+    /// which may); on a team of one it is std's `take_while`.
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any_while(|&x| x < 500).collect();
+    /// assert!(v.iter().all(|&x| x < 500));
+    /// assert!(v.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn take_any_while<P>(self, pred: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, pred)
+    }
+
+    /// The items, in their relative order, less some from anywhere that `pred` accepts, until
+    /// it rejects one (rayon's `skip_any_while`): every item `pred` rejects is yielded, and
+    /// once a member has met one, each member yields the rest of its items without `pred` as
+    /// soon as it sees that. Which accepted items are dropped depends on timing (see
+    /// [`take_any_while`](mod@crate::take_any_while)); on a team of one it is std's
+    /// `skip_while`.
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().skip_any_while(|&x| x < 500).collect();
+    /// assert!(v.len() >= 500 && v.ends_with(&[998, 999]));
+    /// assert!(v.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn skip_any_while<P>(self, pred: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, pred)
     }
 
     /// The items, each changed in place by `f` on its way.

@@ -47,6 +47,7 @@
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
 //!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
+//!   `take_any_while`, `skip_any_while` (see [`take_any_while`](mod@take_any_while)),
 //!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
 //!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `fold_chunks`,
 //!   `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)), `interleave`,
@@ -82,8 +83,8 @@
 //! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
 //! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
 //! less used adapters and terminals (`intersperse`, `panic_fuse`, `by_uniform_blocks`,
-//! `by_exponential_blocks`, `take_any_while`, `skip_any_while`, `find`/`position` (deprecated
-//! in rayon), `par_array_windows`, `ParallelIterator` for `Either`), the plumbing
+//! `by_exponential_blocks`, `find`/`position` (deprecated in rayon), `par_array_windows`,
+//! `ParallelIterator` for `Either`), the plumbing
 //! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
 //! remainders.
@@ -148,6 +149,7 @@ pub mod sources;
 pub mod splitter;
 pub mod str;
 pub mod take_any;
+pub mod take_any_while;
 mod terminals;
 #[cfg(test)]
 mod testing;
