@@ -1,14 +1,15 @@
 //! Property tests of the adapters and terminal calls beyond the basic set: `fold_with`,
 //! `positions`, `position_last`, `find_map_any`, `find_map_first`, `find_map_last`, `update`,
 //! `chunks`, `interleave`, `interleave_shortest`, `while_some`, `take_any`, `skip_any`, `unzip`,
-//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map` and the comparisons
-//! (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's sequential chains
-//! give, for random lengths, splitting hints and team sizes. Where timing decides (the `_any`
-//! forms on unindexed iterators, `while_some` after a `None`, `take_any_while` and
-//! `skip_any_while`), the items are an in-order subsequence of the right ones, as many as std's
-//! `take` or `skip` would give for the `_any` forms, and for the `_any_while` forms only items
-//! the predicate accepted are taken and none it rejected is skipped (on a team of one, exactly
-//! std's `take_while` and `skip_while`). Owned items are dropped once.
+//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map`, `panic_fuse` and the
+//! comparisons (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's
+//! sequential chains give, for random lengths, splitting hints and team sizes. Where timing
+//! decides (the `_any` forms on unindexed iterators, `while_some` after a `None`,
+//! `take_any_while` and `skip_any_while`), the items are an in-order subsequence of the right
+//! ones, as many as std's `take` or `skip` would give for the `_any` forms, and for the
+//! `_any_while` forms only items the predicate accepted are taken and none it rejected is
+//! skipped (on a team of one, exactly std's `take_while` and `skip_while`). Owned items are
+//! dropped once, also when a `panic_fuse` chain panics.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles).
@@ -192,6 +193,41 @@ proptest! {
             prop_assert!(ids.iter().all(|&i| i % 3 != 0 && v[i] < cut));
             prop_assert!(ids.windows(2).all(|w| w[0] < w[1]));
             prop_assert_eq!(not_dropped_once(&drops), vec![]);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn panic_fuse_passes_the_items_and_a_panic_through(
+        v in values(-1000..1000),
+        at in 0usize..2000,
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let doubled: Vec<i64> = s.split(v.par_iter().panic_fuse()).map(|x| x * 2).collect();
+            prop_assert_eq!(doubled, v.iter().map(|x| x * 2).collect::<Vec<_>>());
+            let back: Vec<&i64> = s.split(v.par_iter().panic_fuse().rev()).collect();
+            prop_assert!(back.into_iter().eq(v.iter().rev()));
+            let positive = s.split(v.par_iter()).filter(|x| **x > 0).panic_fuse().count();
+            prop_assert_eq!(positive, v.iter().filter(|x| **x > 0).count());
+            // a panic at one item, owned items collected in place: the panic reaches the caller,
+            // and each item is dropped once (ranges the fuse ended short included)
+            if !v.is_empty() {
+                let at = at % v.len();
+                let (owned, drops) = tracked(v.len());
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    s.split(owned.into_par_iter())
+                        .panic_fuse()
+                        .map(|t| {
+                            assert!(t.id != at, "item {at} fails");
+                            t
+                        })
+                        .collect::<Vec<Tracked>>()
+                }));
+                let p = r.err().ok_or_else(|| TestCaseError::fail("the panic was lost"))?;
+                prop_assert_eq!(message(&*p), format!("item {at} fails"));
+                prop_assert_eq!(not_dropped_once(&drops), vec![]);
+            }
             Ok(())
         })?;
     }

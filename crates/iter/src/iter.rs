@@ -10,6 +10,7 @@ use crate::adapters::{
 use crate::chain::Chain;
 use crate::flat_map::FlatMap;
 use crate::indexed::Hinted;
+use crate::panic_fuse::PanicFuse;
 use crate::plumbing::{Hints, Producer};
 use crate::take_any::{SkipAny, TakeAny, WhileSome};
 use crate::take_any_while::{SkipAnyWhile, TakeAnyWhile};
@@ -285,6 +286,13 @@ pub trait ParallelIterator: Producer + Sized {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         SkipAnyWhile::new(self, pred)
+    }
+
+    /// The same items, but once a panic has unwound through one member's items, the other
+    /// members stop taking items soon (rayon's `panic_fuse`); the panic still reaches the
+    /// caller. Indexed when `self` is. See [`panic_fuse`](mod@crate::panic_fuse).
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
     }
 
     /// The items, each changed in place by `f` on its way.

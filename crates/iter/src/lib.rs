@@ -48,6 +48,7 @@
 //!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
 //!   `take_any_while`, `skip_any_while` (see [`take_any_while`](mod@take_any_while)),
+//!   `panic_fuse` (indexed when its base is: see [`panic_fuse`](mod@panic_fuse)),
 //!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
 //!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `fold_chunks`,
 //!   `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)), `interleave`,
@@ -82,7 +83,7 @@
 //!
 //! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
 //! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
-//! less used adapters and terminals (`intersperse`, `panic_fuse`, `by_uniform_blocks`,
+//! less used adapters and terminals (`intersperse`, `by_uniform_blocks`,
 //! `by_exponential_blocks`, `find`/`position` (deprecated in rayon), `par_array_windows`,
 //! `ParallelIterator` for `Either`), the plumbing
 //! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
@@ -139,6 +140,7 @@ mod indexed_iter;
 pub mod interleave;
 mod into;
 mod iter;
+pub mod panic_fuse;
 pub mod plumbing;
 pub mod range;
 mod raw;
