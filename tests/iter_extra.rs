@@ -1,10 +1,10 @@
 //! Property tests of the adapters and terminal calls beyond the basic set: `fold_with`,
 //! `positions`, `position_last`, `find_map_any`, `find_map_first`, `find_map_last`, `update`,
 //! `chunks`, `interleave`, `interleave_shortest`, `while_some`, `take_any`, `skip_any`, `unzip`,
-//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map`, `panic_fuse` and the
-//! comparisons (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's
-//! sequential chains give, for random lengths, splitting hints and team sizes. Where timing
-//! decides (the `_any` forms on unindexed iterators, `while_some` after a `None`,
+//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map`, `intersperse`,
+//! `panic_fuse` and the comparisons (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`)
+//! give what std's sequential chains give, for random lengths, splitting hints and team sizes.
+//! Where timing decides (the `_any` forms on unindexed iterators, `while_some` after a `None`,
 //! `take_any_while` and `skip_any_while`), the items are an in-order subsequence of the right
 //! ones, as many as std's `take` or `skip` would give for the `_any` forms, and for the
 //! `_any_while` forms only items the predicate accepted are taken and none it rejected is
@@ -21,6 +21,7 @@ use asat::prelude::*;
 use iter_support::*;
 use proptest::prelude::*;
 use std::collections::{BTreeSet, HashSet, LinkedList, VecDeque};
+use std::sync::{Arc, Weak};
 
 /// Whether `sub` is `all` with some items left out (order kept).
 fn is_subsequence<T: PartialEq>(sub: &[T], all: &[T]) -> bool {
@@ -193,6 +194,33 @@ proptest! {
             prop_assert!(ids.iter().all(|&i| i % 3 != 0 && v[i] < cut));
             prop_assert!(ids.windows(2).all(|w| w[0] < w[1]));
             prop_assert_eq!(not_dropped_once(&drops), vec![]);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn intersperse_equals_std(v in values(-1000..1000), at in 0usize..2000, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let want: Vec<i64> = v.iter().flat_map(|&x| [5000, x]).skip(1).collect();
+            prop_assert_eq!(v.par_iter().copied().intersperse(5000).len(), want.len());
+            let got: Vec<i64> = s.split(v.par_iter().copied().intersperse(5000)).collect();
+            prop_assert_eq!(&got, &want);
+            let back: Vec<i64> = s.split(v.par_iter().copied().intersperse(5000).rev()).collect();
+            prop_assert!(back.iter().eq(want.iter().rev()));
+            let from = at % (want.len() + 1);
+            let it = v.par_iter().copied().intersperse(5000).enumerate().skip(from);
+            let got: Vec<(usize, i64)> = s.split(it).collect();
+            prop_assert!(got.into_iter().eq(want.iter().copied().enumerate().skip(from)));
+            // owned items and separator, with `take` stopping the call early: nothing leaks
+            let sep = Arc::new(5000i64);
+            let owned: Vec<Arc<i64>> = v.iter().map(|&x| Arc::new(x)).collect();
+            let weak: Vec<Weak<i64>> = owned.iter().map(Arc::downgrade).collect();
+            let half = want.len() / 2;
+            let it = owned.into_par_iter().intersperse(sep.clone()).take(half);
+            let got: Vec<i64> = s.split(it).map(|a| *a).collect();
+            prop_assert_eq!(&got[..], &want[..half]);
+            prop_assert_eq!(Arc::strong_count(&sep), 1);
+            prop_assert!(weak.iter().all(|w| w.upgrade().is_none()));
             Ok(())
         })?;
     }

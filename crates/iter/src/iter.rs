@@ -10,12 +10,13 @@ use crate::adapters::{
 use crate::chain::Chain;
 use crate::flat_map::FlatMap;
 use crate::indexed::Hinted;
+use crate::intersperse::Intersperse;
 use crate::panic_fuse::PanicFuse;
 use crate::plumbing::{Hints, Producer};
 use crate::take_any::{SkipAny, TakeAny, WhileSome};
 use crate::take_any_while::{SkipAnyWhile, TakeAnyWhile};
 use crate::try_ops::{Try, TryFold, TryFoldBy, TryFoldWith};
-use crate::IntoParallelIterator;
+use crate::{IndexedParallelIterator, IntoParallelIterator};
 
 /// A parallel iterator: adapters build a chain, and each terminal call (`for_each`, `sum`,
 /// `reduce`, `collect`, ...) runs it as one region of the current runtime, its team chosen by
@@ -286,6 +287,28 @@ pub trait ParallelIterator: Producer + Sized {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         SkipAnyWhile::new(self, pred)
+    }
+
+    /// The items with a clone of `separator` between each two, as std's `intersperse`
+    /// (rayon's `intersperse`): `2n - 1` items from `n`, indexed. Here only on indexed
+    /// iterators (see [`intersperse`](mod@crate::intersperse) for why).
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v: Vec<i32> = vec![1, 2, 3].into_par_iter().intersperse(0).collect();
+    /// assert_eq!(v, [1, 0, 2, 0, 3]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// At the terminal call (or `len`), if `2n - 1` does not fit a `usize`.
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
+    where
+        Self: IndexedParallelIterator,
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, separator)
     }
 
     /// The same items, but once a panic has unwound through one member's items, the other

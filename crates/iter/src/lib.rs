@@ -49,11 +49,12 @@
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
 //!   `take_any_while`, `skip_any_while` (see [`take_any_while`](mod@take_any_while)),
 //!   `panic_fuse` (indexed when its base is: see [`panic_fuse`](mod@panic_fuse)),
-//!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
-//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `fold_chunks`,
-//!   `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)), `interleave`,
-//!   `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain` of two
-//!   indexed iterators is indexed).
+//!   `intersperse` (on indexed iterators only, and indexed: see
+//!   [`intersperse`](mod@intersperse)), `with_schedule`; on indexed iterators
+//!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
+//!   `skip`, `chunks`, `fold_chunks`, `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)),
+//!   `interleave`, `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain`
+//!   of two indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
 //!   `product`, `reduce`, `reduce_with`, `try_reduce`, `try_reduce_with` (the `try_` forms on
 //!   `Result`, `Option` and `ControlFlow` items stop at a failure: see
@@ -83,9 +84,10 @@
 //!
 //! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
 //! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
-//! less used adapters and terminals (`intersperse`, `by_uniform_blocks`,
-//! `by_exponential_blocks`, `find`/`position` (deprecated in rayon), `par_array_windows`,
-//! `ParallelIterator` for `Either`), the plumbing
+//! less used adapters and terminals (`by_uniform_blocks`, `by_exponential_blocks`,
+//! `find`/`position` (deprecated in rayon), `par_array_windows`, `ParallelIterator` for
+//! `Either`), `intersperse` on unindexed iterators (see [`intersperse`](mod@intersperse)), the
+//! plumbing
 //! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
 //! remainders.
@@ -138,6 +140,7 @@ pub mod fold_chunks;
 pub mod indexed;
 mod indexed_iter;
 pub mod interleave;
+pub mod intersperse;
 mod into;
 mod iter;
 pub mod panic_fuse;
