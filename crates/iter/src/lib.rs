@@ -83,11 +83,14 @@
 //!   [`current_num_threads`], [`current_thread_index`] (from asat-core).
 //!
 //! Not here (yet): `spawn_broadcast`, `ThreadPool::broadcast`, `ThreadPool::spawn`,
-//! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in); the
-//! less used adapters and terminals (`by_uniform_blocks`, `by_exponential_blocks`,
-//! `find`/`position` (deprecated in rayon), `par_array_windows`, `ParallelIterator` for
-//! `Either`), `intersperse` on unindexed iterators (see [`intersperse`](mod@intersperse)), the
-//! plumbing
+//! `rayon::spawn` and `spawn_fifo` (work detached from any call has no region to run in);
+//! `by_uniform_blocks` and `by_exponential_blocks` (rayon runs the iterator as a sequence of
+//! blocks, each in parallel, and stops once the consumer is full, as `find_first` is after the
+//! block that holds its answer; here a terminal call is one region over the whole index space,
+//! split by [`drive`], which has neither a block-by-block mode nor a way for a reduction to
+//! say it is done, and an adapter cannot add them); `intersperse` on unindexed iterators (see
+//! [`intersperse`](mod@intersperse)); the less used `find`/`position` (deprecated in rayon),
+//! `par_array_windows` and `ParallelIterator` for `Either`; the plumbing
 //! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
 //! remainders.
