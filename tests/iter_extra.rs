@@ -1,12 +1,15 @@
 //! Property tests of the adapters and terminal calls beyond the basic set: `fold_with`,
 //! `positions`, `position_last`, `find_map_any`, `find_map_first`, `find_map_last`, `update`,
 //! `chunks`, `interleave`, `interleave_shortest`, `while_some`, `take_any`, `skip_any`, `unzip`,
-//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map` and the comparisons
-//! (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`) give what std's sequential chains
-//! give, for random lengths, splitting hints and team sizes. Where timing decides (the `_any`
-//! forms on unindexed iterators, `while_some` after a `None`), the items are an in-order
-//! subsequence of the right ones, as many as std's `take` or `skip` would give for the `_any`
-//! forms. Owned items are dropped once.
+//! `unzip_into_vecs`, `collect_vec_list`, `partition`, `partition_map`, `intersperse`,
+//! `panic_fuse` and the comparisons (`cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`)
+//! give what std's sequential chains give, for random lengths, splitting hints and team sizes.
+//! Where timing decides (the `_any` forms on unindexed iterators, `while_some` after a `None`,
+//! `take_any_while` and `skip_any_while`), the items are an in-order subsequence of the right
+//! ones, as many as std's `take` or `skip` would give for the `_any` forms, and for the
+//! `_any_while` forms only items the predicate accepted are taken and none it rejected is
+//! skipped (on a team of one, exactly std's `take_while` and `skip_while`). Owned items are
+//! dropped once, also when a `panic_fuse` chain panics.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles).
@@ -18,6 +21,7 @@ use asat::prelude::*;
 use iter_support::*;
 use proptest::prelude::*;
 use std::collections::{BTreeSet, HashSet, LinkedList, VecDeque};
+use std::sync::{Arc, Weak};
 
 /// Whether `sub` is `all` with some items left out (order kept).
 fn is_subsequence<T: PartialEq>(sub: &[T], all: &[T]) -> bool {
@@ -153,6 +157,104 @@ proptest! {
             prop_assert!(is_subsequence(&some, &want));
             if stop == v.len() {
                 prop_assert_eq!(some, want);
+            }
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn take_and_skip_any_while(v in values(-1000..1000), cut in -1000i64..1000, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let all: Vec<(usize, i64)> = v.iter().copied().enumerate().collect();
+            let pred = |&(_, x): &(usize, i64)| x < cut;
+            let items = || s.split(v.par_iter().copied().enumerate());
+            let took: Vec<(usize, i64)> = items().take_any_while(pred).collect();
+            prop_assert!(took.iter().all(pred));
+            prop_assert!(is_subsequence(&took, &all));
+            let kept: Vec<(usize, i64)> = items().skip_any_while(pred).collect();
+            prop_assert!(is_subsequence(&kept, &all));
+            let rejected: Vec<(usize, i64)> = all.iter().copied().filter(|x| !pred(x)).collect();
+            prop_assert!(is_subsequence(&rejected, &kept));
+            if rejected.is_empty() {
+                prop_assert_eq!(took.len(), v.len());
+                prop_assert!(kept.is_empty());
+            }
+            if s.rt == 0 {
+                // a team of one
+                prop_assert_eq!(&took, &all.iter().copied().take_while(pred).collect::<Vec<_>>());
+                prop_assert_eq!(&kept, &all.iter().copied().skip_while(pred).collect::<Vec<_>>());
+            }
+            // owned items, unindexed: those not taken are dropped with the iterator
+            let (owned, drops) = tracked(v.len());
+            let ids: Vec<usize> = s.split(owned.into_par_iter())
+                .filter(|t| t.id % 3 != 0)
+                .take_any_while(|t| v[t.id] < cut)
+                .map(|t| t.id)
+                .collect();
+            prop_assert!(ids.iter().all(|&i| i % 3 != 0 && v[i] < cut));
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+            prop_assert_eq!(not_dropped_once(&drops), vec![]);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn intersperse_equals_std(v in values(-1000..1000), at in 0usize..2000, s in setup()) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let want: Vec<i64> = v.iter().flat_map(|&x| [5000, x]).skip(1).collect();
+            prop_assert_eq!(v.par_iter().copied().intersperse(5000).len(), want.len());
+            let got: Vec<i64> = s.split(v.par_iter().copied().intersperse(5000)).collect();
+            prop_assert_eq!(&got, &want);
+            let back: Vec<i64> = s.split(v.par_iter().copied().intersperse(5000).rev()).collect();
+            prop_assert!(back.iter().eq(want.iter().rev()));
+            let from = at % (want.len() + 1);
+            let it = v.par_iter().copied().intersperse(5000).enumerate().skip(from);
+            let got: Vec<(usize, i64)> = s.split(it).collect();
+            prop_assert!(got.into_iter().eq(want.iter().copied().enumerate().skip(from)));
+            // owned items and separator, with `take` stopping the call early: nothing leaks
+            let sep = Arc::new(5000i64);
+            let owned: Vec<Arc<i64>> = v.iter().map(|&x| Arc::new(x)).collect();
+            let weak: Vec<Weak<i64>> = owned.iter().map(Arc::downgrade).collect();
+            let half = want.len() / 2;
+            let it = owned.into_par_iter().intersperse(sep.clone()).take(half);
+            let got: Vec<i64> = s.split(it).map(|a| *a).collect();
+            prop_assert_eq!(&got[..], &want[..half]);
+            prop_assert_eq!(Arc::strong_count(&sep), 1);
+            prop_assert!(weak.iter().all(|w| w.upgrade().is_none()));
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn panic_fuse_passes_the_items_and_a_panic_through(
+        v in values(-1000..1000),
+        at in 0usize..2000,
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let doubled: Vec<i64> = s.split(v.par_iter().panic_fuse()).map(|x| x * 2).collect();
+            prop_assert_eq!(doubled, v.iter().map(|x| x * 2).collect::<Vec<_>>());
+            let back: Vec<&i64> = s.split(v.par_iter().panic_fuse().rev()).collect();
+            prop_assert!(back.into_iter().eq(v.iter().rev()));
+            let positive = s.split(v.par_iter()).filter(|x| **x > 0).panic_fuse().count();
+            prop_assert_eq!(positive, v.iter().filter(|x| **x > 0).count());
+            // a panic at one item, owned items collected in place: the panic reaches the caller,
+            // and each item is dropped once (ranges the fuse ended short included)
+            if !v.is_empty() {
+                let at = at % v.len();
+                let (owned, drops) = tracked(v.len());
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    s.split(owned.into_par_iter())
+                        .panic_fuse()
+                        .map(|t| {
+                            assert!(t.id != at, "item {at} fails");
+                            t
+                        })
+                        .collect::<Vec<Tracked>>()
+                }));
+                let p = r.err().ok_or_else(|| TestCaseError::fail("the panic was lost"))?;
+                prop_assert_eq!(message(&*p), format!("item {at} fails"));
+                prop_assert_eq!(not_dropped_once(&drops), vec![]);
             }
             Ok(())
         })?;

@@ -83,8 +83,11 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
                     break;
                 }
             }
-            written.fetch_add(out.finish(), Ordering::Relaxed);
-            lock(&done.ranges).push(range);
+            let filled = out.finish();
+            written.fetch_add(filled, Ordering::Relaxed);
+            // Only the slots written: a range that ends short (stopped because another member
+            // panicked, or from a producer breaking its promise) leaves the rest unwritten.
+            lock(&done.ranges).push(range.start..range.start + filled);
         });
         // Every range is written: the items are the vector's from here on.
         lock(&done.ranges).clear();
@@ -101,8 +104,9 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
     unsafe { target.set_len(old + len) };
 }
 
-/// The ranges of an in-place collect whose items are written: dropped (with their items) if the
-/// call unwinds, so that a panic in one member leaks nothing the others wrote.
+/// The runs of slots an in-place collect has written (the front of each range a member
+/// finished): dropped (with their items) if the call unwinds, so that a panic in one member
+/// leaks nothing the others wrote.
 struct Done<'s, 'v, T> {
     spare: &'s RawSlice<'v, MaybeUninit<T>>,
     ranges: Mutex<Vec<Range<usize>>>,
@@ -112,9 +116,9 @@ impl<T> Drop for Done<'_, '_, T> {
     fn drop(&mut self) {
         let ranges = self.ranges.get_mut().unwrap_or_else(|e| e.into_inner());
         for r in ranges.drain(..) {
-            // SAFETY: each recorded range was filled completely by one member (its `Filling`
-            // finished), no range is recorded twice, and nothing else owns these items: the
-            // vector's length does not cover them.
+            // SAFETY: each recorded run is the front of one member's range that its `Filling`
+            // wrote and finished (`filled` slots from the range's start), no run is recorded
+            // twice, and nothing else owns these items: the vector's length does not cover them.
             unsafe { drop_filled(self.spare.slice_mut(r)) };
         }
     }
@@ -198,5 +202,70 @@ where
         I: IntoParallelIterator<Item = Option<T>>,
     {
         Vec::from_par_iter(iter).into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ops::Range;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use crate::plumbing::Producer;
+    use crate::prelude::*;
+    use crate::testing::on_every_team;
+
+    /// Drops of [`Counted`] (only the test below makes them).
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A zero-sized item that counts its drops: dropping a slot that was never written still
+    /// counts, so a drop of unwritten slots shows.
+    struct Counted;
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Says its items stand one for one at its indices, but the range at 0 panics before its
+    /// first item and every other range ends at once, short.
+    struct ShortRanges(usize);
+
+    fn boom() -> Option<Counted> {
+        panic!("boom at 0")
+    }
+
+    fn none() -> Option<Counted> {
+        None
+    }
+
+    impl Producer for ShortRanges {
+        type Item = Counted;
+        type Seq<'a> = std::iter::FromFn<fn() -> Option<Counted>>;
+        const EXACT: bool = true;
+
+        fn base_len(&self) -> usize {
+            self.0
+        }
+
+        unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+            std::iter::from_fn(if range.start == 0 { boom } else { none })
+        }
+    }
+
+    #[test]
+    fn an_unwinding_collect_drops_only_the_slots_written() {
+        on_every_team(|k| {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                ShortRanges(64).collect::<Vec<Counted>>().len()
+            }));
+            assert!(r.is_err(), "team of {k}");
+            // No item was made, so none may be dropped (the short ranges' slots are not
+            // items).
+            assert_eq!(DROPS.load(Ordering::SeqCst), 0, "team of {k}");
+            let v: Vec<usize> = (0..64usize).into_par_iter().collect();
+            assert_eq!(v, (0..64).collect::<Vec<_>>());
+        });
     }
 }

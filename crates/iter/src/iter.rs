@@ -1,9 +1,5 @@
-//! The traits user code calls: [`ParallelIterator`], [`IndexedParallelIterator`], and the
-//! conversions into them, with rayon's names and semantics.
-
-use std::cmp::Ordering as CmpOrdering;
-use std::collections::LinkedList;
-use std::iter::{Product, Sum};
+//! [`ParallelIterator`], with rayon's names and semantics: its adapters here, its terminal
+//! calls in `terminals.rs` (expanded into the trait by a macro: see there why).
 
 use asat_core::Schedule;
 
@@ -12,16 +8,15 @@ use crate::adapters::{
     MapState, Update,
 };
 use crate::chain::Chain;
-use crate::collect::FromParallelIterator;
-use crate::drive;
-use crate::find;
 use crate::flat_map::FlatMap;
 use crate::indexed::Hinted;
+use crate::intersperse::Intersperse;
+use crate::panic_fuse::PanicFuse;
 use crate::plumbing::{Hints, Producer};
 use crate::take_any::{SkipAny, TakeAny, WhileSome};
-use crate::try_ops::{self, Try, TryFold, TryFoldBy, TryFoldWith};
-use crate::unzip::{self, Either};
-use crate::{IntoParallelIterator, ParallelExtend};
+use crate::take_any_while::{SkipAnyWhile, TakeAnyWhile};
+use crate::try_ops::{Try, TryFold, TryFoldBy, TryFoldWith};
+use crate::{IndexedParallelIterator, IntoParallelIterator};
 
 /// A parallel iterator: adapters build a chain, and each terminal call (`for_each`, `sum`,
 /// `reduce`, `collect`, ...) runs it as one region of the current runtime, its team chosen by
@@ -29,33 +24,6 @@ use crate::{IntoParallelIterator, ParallelExtend};
 ///
 /// Implemented for every [`Producer`]; closures must be `Send + Sync`, as in rayon.
 pub trait ParallelIterator: Producer + Sized {
-    /// Calls `op` on every item.
-    fn for_each<F>(self, op: F)
-    where
-        F: Fn(Self::Item) + Sync + Send,
-    {
-        drive::run(&self, |_, items| items.for_each(&op));
-    }
-
-    /// Calls `op` on every item with a state made by `init` for each range of items (one per
-    /// member under the static schedule), such as a scratch buffer.
-    fn for_each_init<T, INIT, F>(self, init: INIT, op: F)
-    where
-        INIT: Fn() -> T + Sync + Send,
-        F: Fn(&mut T, Self::Item) + Sync + Send,
-    {
-        self.map_init(init, op).for_each(drop);
-    }
-
-    /// Calls `op` on every item with a clone of `init` for each range of items.
-    fn for_each_with<T, F>(self, init: T, op: F)
-    where
-        T: Clone + Send + Sync,
-        F: Fn(&mut T, Self::Item) + Sync + Send,
-    {
-        self.map_with(init, op).for_each(drop);
-    }
-
     /// Items mapped by `f`.
     fn map<F, R>(self, f: F) -> Map<Self, F>
     where
@@ -222,241 +190,6 @@ pub trait ParallelIterator: Producer + Sized {
         }
     }
 
-    /// Combines the items with `op`, starting each range from `identity()`. `op` must be
-    /// associative and `identity()` its identity; it need not be commutative (items are
-    /// combined in order).
-    fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
-    where
-        ID: Fn() -> Self::Item + Sync + Send,
-        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
-    {
-        drive::reduce(&self, &identity, |acc, items| items.fold(acc, &op), &op)
-    }
-
-    /// Combines the items with the associative `op`, in order; `None` if there are none.
-    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
-    where
-        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
-    {
-        let join = |a: Option<Self::Item>, b: Option<Self::Item>| match (a, b) {
-            (Some(a), Some(b)) => Some(op(a, b)),
-            (a, b) => a.or(b),
-        };
-        drive::reduce(
-            &self,
-            || None,
-            |acc, items| join(acc, items.reduce(&op)),
-            join,
-        )
-    }
-
-    /// The sum of the items (floating-point sums are added range by range, so they may differ
-    /// from a sequential sum within rounding).
-    fn sum<S>(self) -> S
-    where
-        S: Send + Sum<Self::Item> + Sum<S>,
-    {
-        let add = |a: S, b: S| [a, b].into_iter().sum();
-        drive::reduce(
-            &self,
-            || std::iter::empty::<S>().sum(),
-            |acc, items| add(acc, items.sum()),
-            add,
-        )
-    }
-
-    /// The product of the items.
-    fn product<P>(self) -> P
-    where
-        P: Send + Product<Self::Item> + Product<P>,
-    {
-        let mul = |a: P, b: P| [a, b].into_iter().product();
-        drive::reduce(
-            &self,
-            || std::iter::empty::<P>().product(),
-            |acc, items| mul(acc, items.product()),
-            mul,
-        )
-    }
-
-    /// The number of items.
-    fn count(self) -> usize {
-        drive::reduce(&self, || 0, |n, items| n + items.count(), |a, b| a + b)
-    }
-
-    /// The smallest item (the first of equal ones), `None` if there are none.
-    fn min(self) -> Option<Self::Item>
-    where
-        Self::Item: Ord,
-    {
-        self.min_by(Ord::cmp)
-    }
-
-    /// The largest item (the last of equal ones), `None` if there are none.
-    fn max(self) -> Option<Self::Item>
-    where
-        Self::Item: Ord,
-    {
-        self.max_by(Ord::cmp)
-    }
-
-    /// The smallest item by `cmp` (the first of equal ones).
-    fn min_by<F>(self, cmp: F) -> Option<Self::Item>
-    where
-        F: Fn(&Self::Item, &Self::Item) -> CmpOrdering + Sync + Send,
-    {
-        self.reduce_with(|a, b| match cmp(&a, &b) {
-            CmpOrdering::Greater => b,
-            _ => a,
-        })
-    }
-
-    /// The largest item by `cmp` (the last of equal ones).
-    fn max_by<F>(self, cmp: F) -> Option<Self::Item>
-    where
-        F: Fn(&Self::Item, &Self::Item) -> CmpOrdering + Sync + Send,
-    {
-        self.reduce_with(|a, b| match cmp(&a, &b) {
-            CmpOrdering::Greater => a,
-            _ => b,
-        })
-    }
-
-    /// The item with the smallest key (the first of equal ones).
-    fn min_by_key<K, F>(self, f: F) -> Option<Self::Item>
-    where
-        K: Ord + Send,
-        F: Fn(&Self::Item) -> K + Sync + Send,
-    {
-        self.map(|x| (f(&x), x))
-            .min_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, x)| x)
-    }
-
-    /// The item with the largest key (the last of equal ones).
-    fn max_by_key<K, F>(self, f: F) -> Option<Self::Item>
-    where
-        K: Ord + Send,
-        F: Fn(&Self::Item) -> K + Sync + Send,
-    {
-        self.map(|x| (f(&x), x))
-            .max_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, x)| x)
-    }
-
-    /// Whether `pred` is true for some item; stops early once one is found.
-    fn any<P>(self, pred: P) -> bool
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        find::any(&self, pred)
-    }
-
-    /// Whether `pred` is true for every item; stops early once one fails.
-    fn all<P>(self, pred: P) -> bool
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        !self.any(|x| !pred(x))
-    }
-
-    /// Some item for which `pred` is true, not necessarily the first; stops early.
-    fn find_any<P>(self, pred: P) -> Option<Self::Item>
-    where
-        P: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        find::find_any(&self, pred)
-    }
-
-    /// The first item (in order) for which `pred` is true.
-    fn find_first<P>(self, pred: P) -> Option<Self::Item>
-    where
-        P: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        find::find_first(&self, pred)
-    }
-
-    /// The last item (in order) for which `pred` is true.
-    fn find_last<P>(self, pred: P) -> Option<Self::Item>
-    where
-        P: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        find::find_last(&self, pred)
-    }
-
-    /// Calls the fallible `op` on every item; stops at a failure (an `Err` or `None`) and
-    /// returns it, else `Ok(())` or `Some(())`. See [`try_ops`](crate::try_ops) for how the
-    /// call stops and which failure it returns when several items fail.
-    ///
-    /// ```
-    /// use asat_iter::prelude::*;
-    ///
-    /// let r = (0..1000u32)
-    ///     .into_par_iter()
-    ///     .try_for_each(|i| if i == 700 { Err(i) } else { Ok(()) });
-    /// assert_eq!(r, Err(700));
-    /// ```
-    fn try_for_each<OP, R>(self, op: OP) -> R
-    where
-        OP: Fn(Self::Item) -> R + Sync + Send,
-        R: Try<Output = ()> + Send,
-    {
-        self.map(op).try_reduce(<()>::default, try_ops::both_done)
-    }
-
-    /// [`try_for_each`](ParallelIterator::try_for_each) with a clone of `init` for each range
-    /// of items.
-    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
-    where
-        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
-        T: Clone + Send + Sync,
-        R: Try<Output = ()> + Send,
-    {
-        self.map_with(init, op)
-            .try_reduce(<()>::default, try_ops::both_done)
-    }
-
-    /// [`try_for_each`](ParallelIterator::try_for_each) with a state made by `init` for each
-    /// range of items.
-    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
-    where
-        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
-        INIT: Fn() -> T + Sync + Send,
-        R: Try<Output = ()> + Send,
-    {
-        self.map_init(init, op)
-            .try_reduce(<()>::default, try_ops::both_done)
-    }
-
-    /// Combines items that may be failures with the fallible, associative `op`, starting each
-    /// range from `identity()`; stops at a failure and returns the first one in order among
-    /// the items that ran (see [`try_ops`](crate::try_ops)).
-    ///
-    /// ```
-    /// use asat_iter::prelude::*;
-    ///
-    /// let sum = (0..100u8).into_par_iter().map(Some).try_reduce(|| 0, u8::checked_add);
-    /// assert_eq!(sum, None); // overflows
-    /// ```
-    fn try_reduce<T, OP, ID>(self, identity: ID, op: OP) -> Self::Item
-    where
-        OP: Fn(T, T) -> Self::Item + Sync + Send,
-        ID: Fn() -> T + Sync + Send,
-        Self::Item: Try<Output = T>,
-    {
-        try_ops::try_reduce(self, identity, op)
-    }
-
-    /// [`try_reduce`](ParallelIterator::try_reduce) without an identity: `None` if there are no
-    /// items, else `Some` of the result or of the failure.
-    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
-    where
-        OP: Fn(T, T) -> Self::Item + Sync + Send,
-        Self::Item: Try<Output = T>,
-    {
-        try_ops::try_reduce_with(self, op)
-    }
-
     /// [`fold`](ParallelIterator::fold) with the fallible `f`: each range's fold stops at its
     /// first failure, which it yields instead of a value (see [`try_ops`](crate::try_ops)).
     fn try_fold<T, R, ID, F>(self, identity: ID, f: F) -> TryFold<Self, R, ID, F>
@@ -515,81 +248,74 @@ pub trait ParallelIterator: Producer + Sized {
         SkipAny::new(self, n)
     }
 
-    /// Splits pairs into two collections, each in order (see [`unzip`](crate::unzip)).
-    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
-    where
-        Self: ParallelIterator<Item = (A, B)>,
-        FromA: Default + Send + ParallelExtend<A>,
-        FromB: Default + Send + ParallelExtend<B>,
-        A: Send,
-        B: Send,
-    {
-        unzip::unzip(self)
-    }
-
-    /// The items `pred` holds for, and the others, in two collections, each in order.
-    fn partition<A, B, P>(self, pred: P) -> (A, B)
-    where
-        A: Default + Send + ParallelExtend<Self::Item>,
-        B: Default + Send + ParallelExtend<Self::Item>,
-        P: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        unzip::partition(self, pred)
-    }
-
-    /// The `Left` and the `Right` values `f` maps the items to, in two collections, each in
-    /// order ([`Either`](crate::Either) is the `either` crate's, as in rayon).
+    /// Items from anywhere in the iterator, in their relative order, until `pred` rejects one
+    /// (rayon's `take_any_while`): every item yielded is one `pred` accepted, and once a member
+    /// has met one it rejects, the items not yet made are not taken. Which accepted items come
+    /// out depends on timing (see [`take_any_while`](mod@crate::take_any_while) for exactly
+    /// which may); on a team of one it is std's `take_while`.
     ///
     /// ```
     /// use asat_iter::prelude::*;
-    /// use asat_iter::Either;
     ///
-    /// let (evens, odds): (Vec<u32>, Vec<String>) = (0..10u32)
-    ///     .into_par_iter()
-    ///     .partition_map(|i| match i % 2 {
-    ///         0 => Either::Left(i),
-    ///         _ => Either::Right(i.to_string()),
-    ///     });
-    /// assert_eq!(evens, [0, 2, 4, 6, 8]);
-    /// assert_eq!(odds, ["1", "3", "5", "7", "9"]);
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any_while(|&x| x < 500).collect();
+    /// assert!(v.iter().all(|&x| x < 500));
+    /// assert!(v.windows(2).all(|w| w[0] < w[1]));
     /// ```
-    fn partition_map<A, B, P, L, R>(self, f: P) -> (A, B)
+    fn take_any_while<P>(self, pred: P) -> TakeAnyWhile<Self, P>
     where
-        A: Default + Send + ParallelExtend<L>,
-        B: Default + Send + ParallelExtend<R>,
-        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
-        L: Send,
-        R: Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        unzip::partition_map(self, f)
+        TakeAnyWhile::new(self, pred)
     }
 
-    /// What `f` maps some item to, if it maps any to `Some`; stops early (as
-    /// [`find_any`](ParallelIterator::find_any)).
-    fn find_map_any<F, R>(self, f: F) -> Option<R>
+    /// The items, in their relative order, less some from anywhere that `pred` accepts, until
+    /// it rejects one (rayon's `skip_any_while`): every item `pred` rejects is yielded, and
+    /// once a member has met one, each member yields the rest of its items without `pred` as
+    /// soon as it sees that. Which accepted items are dropped depends on timing (see
+    /// [`take_any_while`](mod@crate::take_any_while)); on a team of one it is std's
+    /// `skip_while`.
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().skip_any_while(|&x| x < 500).collect();
+    /// assert!(v.len() >= 500 && v.ends_with(&[998, 999]));
+    /// assert!(v.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    fn skip_any_while<P>(self, pred: P) -> SkipAnyWhile<Self, P>
     where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
-        R: Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        self.filter_map(f).find_any(|_| true)
+        SkipAnyWhile::new(self, pred)
     }
 
-    /// What `f` maps the first item it maps to `Some` to.
-    fn find_map_first<F, R>(self, f: F) -> Option<R>
+    /// The items with a clone of `separator` between each two, as std's `intersperse`
+    /// (rayon's `intersperse`): `2n - 1` items from `n`, indexed. Here only on indexed
+    /// iterators (see [`intersperse`](mod@crate::intersperse) for why).
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v: Vec<i32> = vec![1, 2, 3].into_par_iter().intersperse(0).collect();
+    /// assert_eq!(v, [1, 0, 2, 0, 3]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// At the terminal call (or `len`), if `2n - 1` does not fit a `usize`.
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
     where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
-        R: Send,
+        Self: IndexedParallelIterator,
+        Self::Item: Clone,
     {
-        self.filter_map(f).find_first(|_| true)
+        Intersperse::new(self, separator)
     }
 
-    /// What `f` maps the last item it maps to `Some` to.
-    fn find_map_last<F, R>(self, f: F) -> Option<R>
-    where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
-        R: Send,
-    {
-        self.filter_map(f).find_last(|_| true)
+    /// The same items, but once a panic has unwound through one member's items, the other
+    /// members stop taking items soon (rayon's `panic_fuse`); the panic still reaches the
+    /// caller. Indexed when `self` is. See [`panic_fuse`](mod@crate::panic_fuse).
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
     }
 
     /// The items, each changed in place by `f` on its way.
@@ -600,19 +326,7 @@ pub trait ParallelIterator: Producer + Sized {
         Update { base: self, f }
     }
 
-    /// The items in a list of vectors, one per range that has items, in order (rayon's
-    /// `collect_vec_list`: no copy into one vector).
-    fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
-        unzip::vec_list(self)
-    }
-
-    /// Collects the items into `C` (a `Vec` keeps their order).
-    fn collect<C>(self) -> C
-    where
-        C: FromParallelIterator<Self::Item>,
-    {
-        C::from_par_iter(self)
-    }
+    crate::terminals::terminal_methods!();
 }
 
 impl<P: Producer> ParallelIterator for P {}

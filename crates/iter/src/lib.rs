@@ -47,11 +47,14 @@
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
 //!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
-//!   `with_schedule`; on indexed iterators ([`IndexedParallelIterator`]): `zip`, `zip_eq`,
-//!   `enumerate`, `rev`, `step_by`, `take`, `skip`, `chunks`, `fold_chunks`,
-//!   `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)), `interleave`,
-//!   `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain` of two
-//!   indexed iterators is indexed).
+//!   `take_any_while`, `skip_any_while` (see [`take_any_while`](mod@take_any_while)),
+//!   `panic_fuse` (indexed when its base is: see [`panic_fuse`](mod@panic_fuse)),
+//!   `intersperse` (on indexed iterators only, and indexed: see
+//!   [`intersperse`](mod@intersperse)), `with_schedule`; on indexed iterators
+//!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
+//!   `skip`, `chunks`, `fold_chunks`, `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)),
+//!   `interleave`, `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain`
+//!   of two indexed iterators is indexed).
 //! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
 //!   `product`, `reduce`, `reduce_with`, `try_reduce`, `try_reduce_with` (the `try_` forms on
 //!   `Result`, `Option` and `ControlFlow` items stop at a failure: see
@@ -92,12 +95,16 @@
 //! members take jobs from one shared queue, which cannot hand one job to each member),
 //! `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`,
 //! `ThreadPool::current_thread_has_pending_tasks` (asat owns its threads and has no per-thread
-//! queues); the less used adapters and terminals (`intersperse`, `panic_fuse`,
-//! `by_uniform_blocks`, `by_exponential_blocks`, `take_any_while`, `skip_any_while`,
-//! `find`/`position` (deprecated in rayon), `par_array_windows`, `ParallelIterator` for
-//! `Either`), the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own
-//! protocol is [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and
-//! `par_rchunks_exact_mut`'s remainders.
+//! queues); `by_uniform_blocks` and `by_exponential_blocks` (rayon runs the iterator as a
+//! sequence of blocks, each in parallel, and stops once the consumer is full, as `find_first`
+//! is after the block that holds its answer; here a terminal call is one region over the whole
+//! index space, split by [`drive`], which has neither a block-by-block mode nor a way for a
+//! reduction to say it is done, and an adapter cannot add them); `intersperse` on unindexed
+//! iterators (see [`intersperse`](mod@intersperse)); the less used `find`/`position`
+//! (deprecated in rayon), `par_array_windows` and `ParallelIterator` for `Either`; the
+//! plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
+//! remainders.
 //!
 //! # One call, one region
 //!
@@ -147,8 +154,10 @@ pub mod fold_chunks;
 pub mod indexed;
 mod indexed_iter;
 pub mod interleave;
+pub mod intersperse;
 mod into;
 mod iter;
+pub mod panic_fuse;
 pub mod plumbing;
 pub mod range;
 mod raw;
@@ -159,6 +168,8 @@ pub mod sources;
 pub mod splitter;
 pub mod str;
 pub mod take_any;
+pub mod take_any_while;
+mod terminals;
 #[cfg(test)]
 mod testing;
 pub mod try_ops;

@@ -109,7 +109,7 @@ pub struct Empty<T>(PhantomData<fn() -> T>);
 
 /// A clone of the element behind `m` (a panic while the lock was held cannot leave a
 /// half-written element: the lock is only held to clone it).
-fn clone_of<T: Clone>(m: &Mutex<T>) -> T {
+pub(crate) fn clone_of<T: Clone>(m: &Mutex<T>) -> T {
     m.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 

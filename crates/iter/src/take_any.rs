@@ -1,5 +1,6 @@
 //! Adapters that stop or skip by what the whole call has seen, through a counter or a flag
-//! shared by the members: `take_any`, `skip_any`, `while_some`.
+//! shared by the members: `take_any`, `skip_any`, `while_some` (and, in a module of their own,
+//! [`take_any_while`](crate::take_any_while) and `skip_any_while`).
 //!
 //! Each keeps its shared state in the adapter, which one terminal call drives (the call takes
 //! it by value). Items keep their relative order in `collect` and `reduce`, as in rayon,
