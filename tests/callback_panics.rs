@@ -407,3 +407,49 @@ fn a_region_started_from_a_workers_start_hook_runs_inline() {
         assert_eq!(*sizes.lock().unwrap(), vec![1]);
     });
 }
+
+/// A value whose drop makes parallel calls on a runtime of 2 (a region with a team barrier, an
+/// iterator reduction) and records what they computed.
+struct ParallelInDrop<'a> {
+    rt: &'a Runtime,
+    sums: &'a std::sync::Mutex<Vec<u64>>,
+}
+
+impl Drop for ParallelInDrop<'_> {
+    fn drop(&mut self) {
+        use asat::prelude::*;
+        let met = AtomicUsize::new(0);
+        self.rt.region(|t| {
+            met.fetch_add(1, Ordering::SeqCst);
+            t.barrier();
+        });
+        let sum: u64 = self.rt.install(|| (1..=100u64).into_par_iter().sum());
+        self.sums
+            .lock()
+            .unwrap()
+            .extend([met.load(Ordering::SeqCst) as u64, sum]);
+    }
+}
+
+#[test]
+fn parallel_calls_in_a_drop_run_while_a_panic_unwinds() {
+    watchdog(|| {
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(asat::core::Fixed::new(2))
+            .build()
+            .unwrap();
+        let sums = std::sync::Mutex::new(Vec::new());
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let _d = ParallelInDrop {
+                rt: &rt,
+                sums: &sums,
+            };
+            panic!("outer");
+        }));
+        assert_eq!(message(&*r.unwrap_err()), "outer");
+        // both members met at the barrier and the sum is whole (no abort, no hang)
+        assert_eq!(*sums.lock().unwrap(), [2, 5050]);
+        still_usable(&rt);
+    });
+}
