@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example epcc -- [--epcc DIR] [--threads 2] [--out out/epcc] \
 //!     [--impls asat,gomp] [--tests syncbench,schedbench] [--outer-reps 20] \
-//!     [--test-time 1000] [--delay-time 0.1] [--sched-delay-time 15]
+//!     [--test-time 1000] [--delay-time 0.1] [--sched-delay-time 15] [--rounds 1]
 //! ```
 //!
 //! The method (EPCC 3.1's, written here from its description: `delay.rs`, `method.rs`,
@@ -24,10 +24,18 @@
 //! `OMP_NUM_THREADS=<threads>` and the same outer repetitions, target time and delay times.
 //! `--impls asat` needs no checkout. For each of `--tests`, asat runs first, then gomp.
 //!
+//! `--rounds N` runs each suite N times, the implementations alternating (asat, gomp, asat,
+//! gomp, ...), and reports per construct the median over the rounds of each implementation's
+//! overhead (with the median of its standard deviations): a slow phase of a shared machine
+//! that falls on one implementation's tests in one round, which a single run would put in a
+//! ratio, then moves neither median. Every round's figures go to `<out>/epcc_rounds.csv`
+//! (`round,construct,impl,overhead_us,stddev_us`).
+//!
 //! Writes `<out>/epcc.csv` (`construct,impl,overhead_us,stddev_us`, rewritten after each
 //! suite), `<out>/epcc.txt` (the table printed at the end: both overheads, their standard
 //! deviations and outliers, and asat/gomp) and the gomp programs' own output
-//! (`<out>/gomp_syncbench.txt`, `<out>/gomp_schedbench.txt`). Progress goes to stderr: asat's
+//! (`<out>/gomp_syncbench.txt`, `<out>/gomp_schedbench.txt`; with rounds,
+//! `gomp_syncbench_r<k>.txt`, ...). Progress goes to stderr: asat's
 //! full statistics per test, with what its runtime counted meanwhile (regions, waits that
 //! blocked in the kernel, loop shares the starting thread ran itself), and a warning when a
 //! reference shows a delay far from its target (a calibration cut short by a preemption).
@@ -93,6 +101,11 @@ struct Args {
     #[arg(long, default_value_t = 15.0, allow_negative_numbers = true,
           value_parser = micros_up_to_a_second)]
     sched_delay_time: f64,
+    /// Runs of each suite, the implementations alternating; the figures are the medians over
+    /// the rounds, 1 ..= 100.
+    #[arg(long, default_value_t = 1,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=100))]
+    rounds: usize,
 }
 
 fn micros_up_to_a_minute(s: &str) -> Result<f64, String> {
@@ -204,16 +217,36 @@ fn run(args: &Args) -> Result<(), String> {
         method.outer_reps, method.target_us
     ));
     let csv = args.out.join("epcc.csv");
-    let mut rows = Vec::new();
+    let rounds_csv = args.out.join("epcc_rounds.csv");
+    // rounds[k]: every row of round k
+    let mut rounds: Vec<Vec<Row>> = vec![Vec::new(); args.rounds];
     for suite in args.tests.iter().map(|t| Suite::of(t)) {
-        if args.impls.iter().any(|i| i == "asat") {
-            rows.extend(run_asat(suite, threads, &method, args, &progress)?);
+        for (k, round) in rounds.iter_mut().enumerate() {
+            if args.rounds > 1 {
+                progress.say(&format!(
+                    "{} round {} of {}",
+                    suite.name(),
+                    k + 1,
+                    args.rounds
+                ));
+            }
+            if args.impls.iter().any(|i| i == "asat") {
+                round.extend(run_asat(suite, threads, &method, args, &progress)?);
+            }
+            if let Some(bins) = &bins {
+                let file = match args.rounds {
+                    1 => format!("gomp_{}.txt", suite.name()),
+                    _ => format!("gomp_{}_r{}.txt", suite.name(), k + 1),
+                };
+                round.extend(run_gomp(suite, bins, threads, args, &file, &progress)?);
+            }
         }
-        if let Some(bins) = &bins {
-            rows.extend(run_gomp(suite, bins, threads, args, &progress)?);
+        report::write_csv(&csv, &report::median_rows(&rounds))?;
+        if args.rounds > 1 {
+            write(&rounds_csv, &report::rounds_csv(&rounds))?;
         }
-        report::write_csv(&csv, &rows)?;
     }
+    let rows = report::median_rows(&rounds);
     let table = report::table(&rows);
     print!("{table}");
     let txt = args.out.join("epcc.txt");
@@ -291,6 +324,7 @@ fn run_gomp(
     bins: &gomp::Binaries,
     threads: usize,
     args: &Args,
+    file: &str,
     progress: &Progress,
 ) -> Result<Vec<Row>, String> {
     let bin = match suite {
@@ -305,7 +339,7 @@ fn run_gomp(
     };
     progress.say(&format!("gomp {}: run {}", suite.name(), bin.display()));
     let text = gomp::run(bin, &params)?;
-    write(&args.out.join(format!("gomp_{}.txt", suite.name())), &text)?;
+    write(&args.out.join(file), &text)?;
     let out = gomp::parse(&text).map_err(|e| format!("gomp {}: {e}", suite.name()))?;
     if out.threads != Some(threads) {
         return Err(format!(
@@ -393,6 +427,8 @@ mod tests {
         );
         let err = parse("--threads 0").unwrap_err().to_string();
         assert!(err.contains("1..=4096"), "{err}");
+        let err = parse("--rounds 0").unwrap_err().to_string();
+        assert!(err.contains("1..=100"), "{err}");
     }
 
     #[test]

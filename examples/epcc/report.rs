@@ -37,6 +37,64 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<(), String> {
     std::fs::write(path, csv(rows)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Per construct and implementation (in the order of the first round that has them), the
+/// median over `rounds` of the overhead and, separately, of the standard deviation (the mean
+/// of the middle two for an even count); outliers: the most any round had.
+pub fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::new();
+    for r in rounds.iter().flatten() {
+        if out
+            .iter()
+            .any(|o| o.construct == r.construct && o.imp == r.imp)
+        {
+            continue;
+        }
+        let same: Vec<&Row> = rounds
+            .iter()
+            .flatten()
+            .filter(|o| o.construct == r.construct && o.imp == r.imp)
+            .collect();
+        out.push(Row {
+            construct: r.construct.clone(),
+            imp: r.imp,
+            overhead_us: median(same.iter().map(|o| o.overhead_us).collect()),
+            stddev_us: median(same.iter().map(|o| o.stddev_us).collect()),
+            outliers: same.iter().map(|o| o.outliers).max().unwrap_or(0),
+        });
+    }
+    out
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The CSV text of every round's rows (`round,construct,impl,overhead_us,stddev_us`, rounds
+/// counted from 1).
+pub fn rounds_csv(rounds: &[Vec<Row>]) -> String {
+    let mut s = String::from("round,construct,impl,overhead_us,stddev_us\n");
+    for (k, rows) in rounds.iter().enumerate() {
+        for r in rows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{:.6},{:.6}",
+                k + 1,
+                r.construct,
+                r.imp,
+                r.overhead_us,
+                r.stddev_us
+            );
+        }
+    }
+    s
+}
+
 /// asat's overhead over libgomp's, when libgomp's is above 0 (a ratio to an overhead at or
 /// below the noise floor means nothing).
 pub fn ratio(asat_us: f64, gomp_us: f64) -> Option<f64> {
@@ -99,6 +157,47 @@ mod tests {
             text,
             "construct,impl,overhead_us,stddev_us\nPARALLEL_FOR,asat,0.500000,0.125000\n"
         );
+    }
+
+    #[test]
+    fn rounds_give_medians_per_construct_and_implementation() {
+        let round = |a: f64, g: f64, b: f64| {
+            vec![
+                row("PARALLEL", "asat", a),
+                row("PARALLEL", "gomp", g),
+                row("BARRIER", "asat", b),
+            ]
+        };
+        // one slow round of asat's PARALLEL (0.9) and of gomp's (2.0) moves neither median
+        let rounds = [
+            round(0.25, 0.6, 0.08),
+            round(0.9, 0.62, 0.07),
+            round(0.27, 2.0, 0.09),
+        ];
+        let m = median_rows(&rounds);
+        let got: Vec<(&str, &str, f64)> = m
+            .iter()
+            .map(|r| (r.construct.as_str(), r.imp, r.overhead_us))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("PARALLEL", "asat", 0.27),
+                ("PARALLEL", "gomp", 0.62),
+                ("BARRIER", "asat", 0.08)
+            ]
+        );
+        assert_eq!(m[0].stddev_us, 0.125);
+        // an even count takes the mean of the middle two; one round is itself
+        let m = median_rows(&rounds[..2]);
+        assert!((m[0].overhead_us - 0.575).abs() < 1e-12, "{m:?}");
+        assert_eq!(median_rows(&rounds[..1]), rounds[0]);
+        let text = rounds_csv(&rounds[..1]);
+        assert_eq!(
+            text.lines().nth(1),
+            Some("1,PARALLEL,asat,0.250000,0.125000")
+        );
+        assert_eq!(text.lines().count(), 4);
     }
 
     #[test]
