@@ -92,7 +92,8 @@
 //! evaluations. The free CPUs do not depend on how the team's threads wait: the others' threads
 //! kept all but `free` CPUs busy, and a team larger than that shares CPUs with them, so a
 //! crowded job keeps no more. Jobs that take their free CPUs together cannot undershoot: each
-//! job's `free` is its own CPU time plus all the idle CPUs, so their sum is at least `P`. (The
+//! job's `free` is its own CPU time plus all the idle CPUs, so their sum is at least the CPUs
+//! that load other than these jobs leaves (`P` without such load). (The
 //! job's own part of the busy CPUs, `P` times its CPU time over the machine's busy time, was
 //! tried instead and undershot: beside always-runnable hogs it charges them part of the idle
 //! that the job's barriers leave, and while jobs are unequal the smaller ones' parts are

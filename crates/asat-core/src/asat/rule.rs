@@ -61,9 +61,9 @@ pub fn share_target(threads: usize, share: f64) -> usize {
 /// wait 50%, and took 47 threads each instead of 32. The free CPUs do not depend on how the
 /// team's threads wait: the machine ran the others' threads on all but `free` CPUs, and a
 /// team larger than that shares CPUs with them. Every crowded job that takes its free CPUs
-/// together leaves the machine at least full (the free CPUs of all jobs add up to all CPUs
-/// plus the idle ones counted once per job), so the sum cannot undershoot the CPUs in one
-/// step.
+/// together leaves the machine at least full (the free CPUs of all jobs add up to the CPUs
+/// that other load leaves, plus the idle ones counted once per job), so the sum cannot
+/// undershoot those CPUs in one step.
 pub fn crowded_target(threads: usize, share: f64, free: Option<f64>) -> usize {
     let capped = match free {
         // NaN and infinite readings are no cap; a NaN share stays NaN (halves)
