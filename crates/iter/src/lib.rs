@@ -33,8 +33,9 @@
 //! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
 //!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
 //!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
-//!   (the `_mut` splits find their pieces in a pass of their own: see
-//!   [`slice::split`](mod@slice::split)).
+//!   (the `_exact` forms keep the elements left over: `remainder`, and on the `_mut` forms
+//!   `into_remainder` and `take_remainder`, as in rayon; the `_mut` splits find their pieces
+//!   in a pass of their own: see [`slice::split`](mod@slice::split)).
 //! - Strings ([`ParallelString`], see [`str`](mod@str)): `par_chars`, `par_char_indices`,
 //!   `par_bytes`, `par_encode_utf16`, `par_split`, `par_split_inclusive`,
 //!   `par_split_terminator`, `par_lines`, `par_split_whitespace`,
@@ -65,7 +66,8 @@
 //!   B-tree maps and sets, `Result<C, E>`, `Option<C>`, `()`), `collect_into_vec`,
 //!   `collect_vec_list`, `unzip`, `unzip_into_vecs`,
 //!   `partition`, `partition_map` (with [`Either`], the `either` crate's, as rayon's
-//!   `rayon::iter::Either`; see [`unzip`](mod@unzip)), and on indexed iterators the
+//!   `rayon::iter::Either`; see [`unzip`](mod@unzip); an `Either` of two parallel iterators
+//!   with the same items is one too, indexed when both are), and on indexed iterators the
 //!   comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
 //!   [`par_extend`](ParallelExtend::par_extend) on the same collections as `collect` (a `Vec`
 //!   in place).
@@ -101,10 +103,8 @@
 //! index space, split by [`drive`], which has neither a block-by-block mode nor a way for a
 //! reduction to say it is done, and an adapter cannot add them); `intersperse` on unindexed
 //! iterators (see [`intersperse`](mod@intersperse)); the less used `find`/`position`
-//! (deprecated in rayon), `par_array_windows` and `ParallelIterator` for `Either`; the
-//! plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
-//! [`plumbing::Producer`]), and `par_chunks_exact_mut`'s and `par_rchunks_exact_mut`'s
-//! remainders.
+//! (deprecated in rayon) and `par_array_windows`; the plumbing traits (`Producer`/`Consumer`
+//! as rayon has them: this crate's own protocol is [`plumbing::Producer`]).
 //!
 //! # One call, one region
 //!
@@ -147,6 +147,7 @@ mod collect;
 pub mod collections;
 pub mod drain;
 pub mod drive;
+mod either_iter;
 mod extend;
 mod find;
 pub mod flat_map;

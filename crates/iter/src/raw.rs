@@ -102,6 +102,36 @@ impl<'a, T> RawSlice<'a, T> {
     }
 }
 
+/// A mutable borrow that the members of a call share without touching it: a parallel
+/// iterator's part the caller keeps (the remainder of `par_chunks_exact_mut`). Only `&mut self`
+/// and `self` reach the slice.
+#[derive(Debug)]
+pub(crate) struct Unshared<'a, T>(&'a mut [T]);
+
+// SAFETY: a shared `&Unshared` gives no access to the slice (every method takes `&mut self`
+// or `self`), so sharing it among threads shares nothing; `Send` is the slice's own
+// (`&mut [T]` is `Send` when `T` is).
+unsafe impl<T: Send> Sync for Unshared<'_, T> {}
+
+impl<'a, T> Unshared<'a, T> {
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        Self(slice)
+    }
+
+    pub(crate) fn get_mut(&mut self) -> &mut [T] {
+        self.0
+    }
+
+    /// The slice, for all of `'a`; an empty one stays.
+    pub(crate) fn take(&mut self) -> &'a mut [T] {
+        std::mem::take(&mut self.0)
+    }
+
+    pub(crate) fn into_inner(self) -> &'a mut [T] {
+        self.0
+    }
+}
+
 /// A vector's allocation, its elements given up to a [`RawParts`]: frees the buffer when
 /// dropped, without touching the elements.
 #[derive(Debug)]

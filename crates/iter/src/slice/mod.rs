@@ -7,10 +7,11 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::plumbing::{DoubleEndedProducer, Producer};
-use crate::raw::RawSlice;
+use crate::raw::{RawSlice, Unshared};
 use crate::sort::{self, Kind};
 
 mod chunks;
+mod exact_mut;
 mod rchunks;
 pub mod split;
 
@@ -18,6 +19,7 @@ use crate::{
     IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
 };
 pub use chunks::{Chunks, ChunksExact, ChunksMut, Windows};
+pub use exact_mut::{ChunksExactMut, RChunksExactMut};
 pub use rchunks::{RChunks, RChunksExact, RChunksMut};
 pub use split::{ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut};
 
@@ -264,19 +266,25 @@ pub trait ParallelSliceMut<T: Send> {
         }
     }
 
-    /// The full mutable chunks of `size` elements (the tail, shorter than `size`, is left
-    /// out: take it with `chunks_exact_mut(size).into_remainder()` or by index).
+    /// The full mutable chunks of `size` elements; the tail, shorter than `size`, is the
+    /// iterator's [`remainder`](ChunksExactMut::remainder) (also
+    /// [`into_remainder`](ChunksExactMut::into_remainder) and
+    /// [`take_remainder`](ChunksExactMut::take_remainder), as in rayon).
     ///
     /// # Panics
     ///
     /// If `size` is 0.
-    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
         check_size("par_chunks_exact_mut", size);
         let slice = self.as_parallel_slice_mut();
         let whole = slice.len() / size * size;
-        ChunksMut {
-            raw: RawSlice::new(&mut slice[..whole]),
-            size,
+        let (chunks, rem) = slice.split_at_mut(whole);
+        ChunksExactMut {
+            chunks: ChunksMut {
+                raw: RawSlice::new(chunks),
+                size,
+            },
+            rem: Unshared::new(rem),
         }
     }
 
@@ -294,19 +302,23 @@ pub trait ParallelSliceMut<T: Send> {
         }
     }
 
-    /// The full mutable chunks of `size` elements counted from the end (the front elements
-    /// left over, fewer than `size`, are left out: take them by index).
+    /// The full mutable chunks of `size` elements counted from the end; the front elements
+    /// left over, fewer than `size`, are the iterator's
+    /// [`remainder`](RChunksExactMut::remainder) (as in rayon).
     ///
     /// # Panics
     ///
     /// If `size` is 0.
-    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
         check_size("par_rchunks_exact_mut", size);
         let slice = self.as_parallel_slice_mut();
-        let rem = slice.len() % size;
-        RChunksMut {
-            raw: RawSlice::new(&mut slice[rem..]),
-            size,
+        let (rem, chunks) = slice.split_at_mut(slice.len() % size);
+        RChunksExactMut {
+            chunks: RChunksMut {
+                raw: RawSlice::new(chunks),
+                size,
+            },
+            rem: Unshared::new(rem),
         }
     }
 
