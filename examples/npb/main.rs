@@ -1,5 +1,6 @@
-//! The NAS Parallel Benchmarks under asat and its peers: the kernels CG, EP, FT, IS and MG of
-//! NPB-Rust (serial and rayon), of NPB-Rust's rayon version built on asat, and of NPB-CPP's
+//! The NAS Parallel Benchmarks under asat and its peers: the kernels CG, EP, FT, IS and MG (by
+//! default) and the pseudo-applications BT, LU and SP (`--kernels bt,lu,sp`) of NPB-Rust
+//! (serial and rayon), of NPB-Rust's rayon version built on asat, and of NPB-CPP's
 //! OpenMP version, each run alone and as several copies at once (separate processes started
 //! together).
 //!
@@ -35,7 +36,7 @@
 //! it needs, as above. The caller's other `ASAT_*` variables pass through, to try asat's
 //! settings.
 //!
-//! The class of each kernel (CG A, EP W, FT A, IS B, MG B) is chosen so that one serial run
+//! The class of each kernel (CG A, EP W, FT A, IS B, MG B; BT, LU, SP W) is chosen so that one serial run
 //! takes a few seconds on a 2-vCPU machine (see [`default_class`]); `--class` sets it for all
 //! kernels. A copy's wall time runs from its spawn to its exit, as the harness sees them
 //! (NPB's own `Time in seconds` leaves out its set-up; it is shown in the progress lines); its
@@ -75,7 +76,7 @@ use suites::{Binaries, Checkouts, Suite};
 
 /// The implementations, in the order of the table and the legend.
 pub const IMPLS: [&str; 5] = ["serial", "rayon", "omp", "asat-fixed", "asat"];
-const KERNELS: [&str; 5] = ["cg", "ep", "ft", "is", "mg"];
+const KERNELS: [&str; 8] = ["cg", "ep", "ft", "is", "mg", "bt", "lu", "sp"];
 const CLASSES: [&str; 5] = ["S", "W", "A", "B", "C"];
 
 #[derive(Parser, Debug)]
@@ -95,7 +96,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "serial,rayon,omp,asat-fixed,asat",
           value_parser = PossibleValuesParser::new(IMPLS))]
     impls: Vec<String>,
-    /// Kernels: cg, ep, ft, is, mg.
+    /// Kernels: cg, ep, ft, is, mg, and the pseudo-applications bt, lu, sp.
     #[arg(long, value_delimiter = ',', default_value = "cg,ep,ft,is,mg",
           value_parser = PossibleValuesParser::new(KERNELS))]
     kernels: Vec<String>,
@@ -130,11 +131,12 @@ struct Args {
 /// The class a kernel runs at without `--class`: the one whose serial run (NPB-RUST, wall time
 /// from spawn to exit, initialization included) is closest to 2-10 s on this project's 2-vCPU
 /// machine. Measured there: CG A 1.5 s (B 40 s), EP W 2.0 s (A 17 s), FT A 4.2 s (B 45 s),
-/// IS B 4.0 s (A 1.1 s), MG B 6.1 s (A 3.5 s).
+/// IS B 4.0 s (A 1.1 s), MG B 6.1 s (A 3.5 s); the pseudo-applications BT W 0.9 s (A 24 s),
+/// LU W 2.3 s (A 19 s), SP W 1.9 s (A 16 s).
 fn default_class(kernel: &str) -> &'static str {
     match kernel {
         "cg" | "ft" => "A",
-        "ep" => "W",
+        "ep" | "bt" | "lu" | "sp" => "W",
         _ => "B",
     }
 }
