@@ -137,7 +137,13 @@
 //! another inside a call, so code that makes items of one call wait for each other (a
 //! `std::sync::Barrier` across `(0..n).into_par_iter()`) is wrong here, as it is in rayon when
 //! the pool is smaller than `n`: use [`Runtime::region`] and [`Team::barrier`](asat_core::Team)
-//! for that.
+//! for that. Programs do it with `n = current_num_threads()`, which rayon's pool of `n`
+//! threads runs at once: NPB-RAYON's LU does, with a `Barrier` and per-thread flags inside one
+//! such call per iteration. On asat that works while the call's team is the whole pool (the
+//! `Fixed` policy, the default; ASAT too in LU, whose pool is built anew each iteration and
+//! starts at its maximum), and hangs where the policy gives fewer members than `n` (`Single`,
+//! or ASAT once it has shrunk the team): the items then run one after another on the same
+//! member.
 
 pub mod adapters;
 pub mod bridge;
