@@ -3,8 +3,8 @@
 //!
 //! A broadcast is one SPMD region ([`Runtime::region`]): every member runs `op` with a
 //! [`BroadcastContext`] made from its [`Team`] and writes the result to the slot of its index
-//! (one slot per possible member, `max_threads` of them, each behind its own lock); member 0
-//! also records the team's size, and after the join the first `size` slots are the results.
+//! (one slot per possible member, `max_threads` of them, each behind its own lock); after the
+//! join the filled slots, the first `size`, are the results.
 //! What users see (which team, nested calls, panics) is documented on
 //! [`Runtime::broadcast`].
 
@@ -105,23 +105,13 @@ impl Runtime {
     {
         let results: Vec<Mutex<Option<R>>> =
             (0..self.max_threads()).map(|_| Mutex::new(None)).collect();
-        let team_size = Mutex::new(0);
         self.region(|team| {
-            if team.index() == 0 {
-                *team_size.lock() = team.size();
-            }
             let r = op(BroadcastContext::of(team));
             *results[team.index()].lock() = Some(r);
         });
-        let n = team_size.into_inner();
-        results
-            .into_iter()
-            .take(n)
-            .map(|r| match r.into_inner() {
-                Some(r) => r,
-                None => unreachable!("broadcast: a region that returned ran every member"),
-            })
-            .collect()
+        // A region that returned ran every member of its team, members 0..size: the filled
+        // slots are the first ones.
+        results.into_iter().map_while(Mutex::into_inner).collect()
     }
 
     /// Queues a job that runs [`broadcast`](Runtime::broadcast)`(op)` (rayon's
