@@ -144,7 +144,7 @@ fn the_global_runtime_and_rayons_names() {
                 )
             },
             &|| assert_eq!(v.par_iter().max(), Some(&9_999)),
-            &|| assert_eq!(v.par_iter().with_min_len(5_000).min(), Some(&0)),
+            &|| assert_eq!(v.par_iter().with_min_len(4_000).min(), Some(&0)),
             &|| {
                 v.par_iter()
                     .with_schedule(Schedule::dynamic(10))
@@ -158,6 +158,12 @@ fn the_global_runtime_and_rayons_names() {
             assert_eq!(pool.stats().last_team, 2, "call {k}");
             assert_eq!(counting.plans.load(Ordering::SeqCst), plans + 1, "call {k}");
         }
+        // a call of one block per thread of the pool has its team of 2 without the policy
+        let (regions, plans) = (pool.stats().regions, counting.plans.load(Ordering::SeqCst));
+        assert_eq!(v.par_iter().with_min_len(5_000).min(), Some(&0));
+        assert_eq!(pool.stats().regions, regions + 1);
+        assert_eq!(pool.stats().last_team, 2);
+        assert_eq!(counting.plans.load(Ordering::SeqCst), plans);
         // calls with a single block or none run no region
         let regions = pool.stats().regions;
         assert_eq!(v.par_iter().with_min_len(10_000).count(), 10_000);

@@ -8,6 +8,16 @@
 //! made by a member of a running region (inline, as a nested region); an empty one runs
 //! nothing.
 //!
+//! A call of exactly as many blocks as the pool has threads (`max_threads`, rayon's
+//! `current_num_threads()`) runs each block on a member of its own, all at once, whatever the
+//! policy's team ([`Runtime::region_of`]): rayon's one-item-per-thread idiom,
+//! `(0..current_num_threads()).into_par_iter()`, stands for an SPMD region whose items may wait
+//! for each other (NPB's LU meets at a `std::sync::Barrier` of the pool's size), and rayon,
+//! whose idle threads take the items as they block, runs them at once; a smaller team would run
+//! them one after another and wait forever. Calls of other lengths keep the policy's team (a
+//! call of fewer items than the pool whose items wait for each other still needs a team that
+//! large). Such a call's items are not measured by the policy.
+//!
 //! Reductions keep the order of the items: under the static schedule each member folds its
 //! one run of blocks and the members' results are combined in member order (which is index
 //! order); under the others each piece's result is kept with its first index (pieces a member
@@ -16,6 +26,7 @@
 //! rayon, and `collect` keeps the order.
 
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use asat_core::{Runtime, Schedule};
 
@@ -90,6 +101,14 @@ where
             // SAFETY: the only call on `p` in this terminal call.
             return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
         }
+        if plan.blocks == rt.max_threads() {
+            let f = &f;
+            return per_thread(rt, plan.blocks, |b| {
+                let r = plan.items(b..b + 1);
+                // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
+                f(r.clone(), unsafe { p.seq(r) })
+            });
+        }
         // The body holds what the members read in one place (the split by value).
         let f = &f;
         rt.parallel_for_chunks(0..plan.blocks, plan.schedule, move |b| {
@@ -123,6 +142,9 @@ where
             // SAFETY: the only call on `p` in this terminal call.
             return rt.alone(|| fold(identity(), unsafe { p.seq(0..len) }));
         }
+        if plan.blocks == rt.max_threads() {
+            return reduce_per_thread(rt, p, plan, identity, fold, combine);
+        }
         if plan.schedule == Schedule::Static {
             // One run of blocks per member; members are combined in member order. The body
             // holds what the members read in one place (the split by value), not behind the
@@ -140,6 +162,45 @@ where
         }
         reduce_pieces(rt, p, plan, identity, fold, combine)
     })
+}
+
+/// Runs `g(b)` for every block `b` of `0..blocks` on a team of `blocks`, block `b` on member
+/// `b` (see the module docs); a smaller team (the call ran inline, or the system refused
+/// threads) takes the blocks in turn.
+fn per_thread(rt: &Runtime, blocks: usize, g: impl Fn(usize) + Sync) {
+    rt.region_of(blocks, |team| {
+        (team.index()..blocks).step_by(team.size()).for_each(&g);
+    });
+}
+
+/// `reduce` for a call of one block per thread of the pool: each block's result is kept in a
+/// slot of its own and the slots are combined in index order.
+fn reduce_per_thread<'p, P, A, ID, F, C>(
+    rt: &Runtime,
+    p: &'p P,
+    plan: Plan,
+    identity: ID,
+    fold: F,
+    combine: C,
+) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    let slots: Vec<Mutex<Option<A>>> = (0..plan.blocks).map(|_| Mutex::new(None)).collect();
+    per_thread(rt, plan.blocks, |b| {
+        // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
+        let acc = fold(identity(), unsafe { p.seq(plan.items(b..b + 1)) });
+        *slots[b].lock().unwrap_or_else(PoisonError::into_inner) = Some(acc);
+    });
+    slots
+        .into_iter()
+        .filter_map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+        .reduce(&combine)
+        .unwrap_or_else(&identity)
 }
 
 /// `reduce` under a schedule that hands a member several pieces: each piece's result is kept

@@ -111,8 +111,9 @@
 //! Each terminal call runs as **one region of the current runtime** (the one
 //! [installed](Runtime::install) on the calling thread, else the global runtime, built on first
 //! use from the `ASAT_*` variables): the runtime's policy decides its team (fixed, ASAT,
-//! processor pools, gang), and its wait strategy how members wait. The calling thread is member
-//! 0. A call made inside a region, or inside another call's closure, runs inline on that member,
+//! processor pools, gang), and its wait strategy how members wait; a call of exactly one block
+//! per thread of the pool has a member per block instead (see below). The calling thread is
+//! member 0. A call made inside a region, or inside another call's closure, runs inline on that member,
 //! as a nested region does.
 //!
 //! The index space is split as the [`drive`] module says: by default **statically**, one
@@ -133,17 +134,20 @@
 //! usable.
 //!
 //! Where rayon's semantics rest on work stealing, these differ: `current_thread_index()` is
-//! the member's index in the call's team (`None` outside calls); members never wait for one
-//! another inside a call, so code that makes items of one call wait for each other (a
-//! `std::sync::Barrier` across `(0..n).into_par_iter()`) is wrong here, as it is in rayon when
-//! the pool is smaller than `n`: use [`Runtime::region`] and [`Team::barrier`](asat_core::Team)
-//! for that. Programs do it with `n = current_num_threads()`, which rayon's pool of `n`
-//! threads runs at once: NPB-RAYON's LU does, with a `Barrier` and per-thread flags inside one
-//! such call per iteration. On asat that works while the call's team is the whole pool (the
-//! `Fixed` policy, the default; ASAT too in LU, whose pool is built anew each iteration and
-//! starts at its maximum), and hangs where the policy gives fewer members than `n` (`Single`,
-//! or ASAT once it has shrunk the team): the items then run one after another on the same
-//! member.
+//! the member's index in the call's team (`None` outside calls), and members never wait for
+//! one another inside a call, so items of one call that wait for each other need a member each.
+//! Programs do that with one item per thread of the pool, `(0..current_num_threads())
+//! .into_par_iter()`, whose items rayon's idle threads take as they block (NPB-RAYON's LU meets
+//! at a `std::sync::Barrier` and per-thread flags inside one such call per iteration): a call
+//! of exactly as many blocks as the pool has threads therefore runs each block on a member of
+//! its own, all at once, whatever the policy's team
+//! ([`Runtime::region_of`](asat_core::Runtime::region_of); see [`drive`]). Calls of other
+//! lengths keep the policy's team: items of those that wait for each other (a `Barrier` of `n`
+//! across `(0..n)` with `n` below the pool's size) hang where the team is smaller than `n`, as
+//! they may in rayon when its threads are busy; write such code as a [`Runtime::region`] with
+//! [`Team::barrier`](asat_core::Team). So does the idiom itself where every region runs inline
+//! (a call inside a region, a `fork`ed child, a runtime another thread held for
+//! [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)).
 
 pub mod adapters;
 pub mod bridge;

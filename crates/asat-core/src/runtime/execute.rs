@@ -103,7 +103,7 @@ impl Runtime {
             mb.size.store(size, Ordering::Relaxed);
             mb.region.store(ctl.seq, Ordering::Relaxed);
             mb.timing.store(timing, Ordering::Relaxed);
-            mb.post(shape != Shape::Spmd);
+            mb.post(shape.revocable());
         }
         let me = ThreadHandle::current();
         let work = Work {
@@ -203,6 +203,9 @@ impl Runtime {
                 .wall_ns
                 .fetch_add(wall.as_nanos() as u64, Ordering::Relaxed);
             report.timing = Some(t);
+        }
+        if let Shape::Sized { .. } = shape {
+            return panic;
         }
         // A panic in region_end propagates like a member's, but a member's comes first (the
         // runtime is consistent either way: the region is over).

@@ -19,7 +19,8 @@
 //!
 //! 1. The starting thread (member 0) takes the region lock and asks the policy for a
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
-//!    which the policy is asked again.
+//!    which the policy is asked again. A region whose size the caller chose
+//!    ([`Runtime::region_of`]) skips the policy here and in step 5.
 //! 2. It spawns missing workers (lazily, up to `max_threads - 1`) and resets the shared
 //!    [`RegionState`] for a team of `n`.
 //! 3. It posts the region to the mailboxes of workers `1..n` (writing the body's two words,
@@ -379,6 +380,42 @@ impl Runtime {
         self.run_region(&f, Shape::Spmd);
     }
 
+    /// Runs `f` on every member of a team of `threads` (at least 1, at most
+    /// [`max_threads`](Runtime::max_threads)), whatever the policy would choose: OpenMP's
+    /// `num_threads` clause. For code whose members must all run at once because they wait for
+    /// each other (a `std::sync::Barrier` of `threads`, flags one member sets for another),
+    /// which a smaller team would deadlock; everything else should let the policy choose, with
+    /// [`region`](Runtime::region).
+    ///
+    /// The policy is neither asked nor told: [`Policy::plan`] and [`Policy::region_end`] are not
+    /// called for it, so a policy that measures its own teams (ASAT) measures only regions it
+    /// chose. Placements and the wait strategy apply as in any region, and it counts in
+    /// [`RuntimeStats`] (`regions`, `last_team`). Like every region, it runs inline on the
+    /// calling thread with a team of one when started inside a region, in a `fork`ed child, or
+    /// after another thread's region held the runtime for [`REGION_LOCK_WAIT`]
+    /// ([`Team::size`] says so), and it has fewer members only when the system refuses to
+    /// start more threads.
+    ///
+    /// ```
+    /// use asat_core::{Runtime, Single};
+    /// use std::sync::Barrier;
+    ///
+    /// // Single gives every region a team of one; this one has three, all at once.
+    /// let rt = Runtime::builder().max_threads(3).policy(Single).build()?;
+    /// let met = Barrier::new(3);
+    /// rt.region_of(3, |team| {
+    ///     assert_eq!(team.size(), 3);
+    ///     met.wait();
+    /// });
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn region_of<F>(&self, threads: usize, f: F)
+    where
+        F: Fn(&Team<'_>) + Sync,
+    {
+        self.run_region(&f, Shape::Sized { threads });
+    }
+
     fn run_region<F>(&self, f: &F, shape: Shape)
     where
         F: Fn(&Team<'_>) + Sync,
@@ -419,7 +456,10 @@ impl Runtime {
         // policy's, the wait strategy's, a placement, `after`) runs inline instead of
         // deadlocking.
         let _in_region = InRegion::enter();
-        let (team, mut started) = self.decide(&mut ctl);
+        let (team, mut started) = match shape {
+            Shape::Sized { threads } => (threads.clamp(1, inner.max_threads), None),
+            _ => self.decide(&mut ctl),
+        };
         let spawned = ctl.workers.len();
         let team = self.ensure_workers(&mut ctl, team);
         if ctl.workers.len() != spawned && started.is_some() {
@@ -482,6 +522,9 @@ struct Work<'a> {
 enum Shape {
     /// A user SPMD region: every member must run on its own thread (members meet at barriers).
     Spmd,
+    /// An SPMD region whose team the caller chose ([`Runtime::region_of`]): the policy is
+    /// neither asked nor told (its decisions and measurements stay its own).
+    Sized { threads: usize },
     /// A work-shared loop without barriers: members that have not started may be run by the
     /// starting thread (revoked). `counter`: its schedule hands out chunks from the shared
     /// counter, which the loop leaves non-zero.
@@ -491,6 +534,12 @@ enum Shape {
 }
 
 impl Shape {
+    /// Whether members whose worker has not claimed them may be run by the starting thread:
+    /// not in SPMD regions, whose members may wait for each other.
+    fn revocable(self) -> bool {
+        matches!(self, Shape::Loop { .. } | Shape::Probe)
+    }
+
     fn loop_with(schedule: Schedule) -> Shape {
         Shape::Loop {
             counter: schedule.uses_counter(),
