@@ -37,7 +37,7 @@ fn rayons_pool_calls_on_the_global_runtime() {
     assert_eq!(current_num_threads(), 3);
     assert_eq!(asat::max_num_threads(), MAX_THREADS_LIMIT);
 
-    // broadcast: the whole team under Fixed::all, member 0 the caller.
+    // broadcast: every thread of the pool, member 0 the caller.
     let got = asat::broadcast(|ctx| (ctx.index(), ctx.num_threads(), current_thread_index()));
     assert_eq!(got, [(0, 3, Some(0)), (1, 3, Some(1)), (2, 3, Some(2))]);
     let global = Runtime::global();

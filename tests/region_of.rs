@@ -1,6 +1,7 @@
 //! `Runtime::region_of`: a team of the size the caller asks for, all members at once, whatever
-//! the policy would choose; the policy is neither asked nor told. And the iterator calls built on
-//! it: a call of exactly one block per thread of the pool (rayon's one-item-per-thread idiom,
+//! the policy would choose; the policy is neither asked nor told. `Runtime::for_each_member`:
+//! the same as a loop whose unstarted members the caller runs, one at a time, so that items may
+//! still wait for each other. And the iterator calls built on it: a call of exactly one block per thread of the pool (rayon's one-item-per-thread idiom,
 //! whose items may wait for each other) runs each block on a member of its own.
 //!
 //! A wrong team here hangs (members wait at a `Barrier` for members that are not there), so
@@ -11,7 +12,7 @@ mod common;
 use asat::prelude::*;
 use asat::{
     current_num_threads, current_thread_index, Plan, Policy, RegionReport, RegionStart, Runtime,
-    Single,
+    Single, ThreadInfo,
 };
 use common::{watchdog, Scripted};
 use std::collections::BTreeSet;
@@ -119,6 +120,74 @@ fn a_panic_in_a_region_of_is_raised_and_the_runtime_goes_on() {
         rt.region_of(3, |_| {
             met.wait();
         });
+    });
+}
+
+#[test]
+fn for_each_member_runs_item_i_on_member_i_at_once() {
+    watchdog(LIMIT, || {
+        let policy = Arc::new(CountingSingle::default());
+        let rt = Runtime::builder()
+            .max_threads(4)
+            .shared_policy(policy.clone())
+            .build()
+            .unwrap();
+        for n in [4, 2, 3, 1, 0] {
+            let met = Barrier::new(n.max(1));
+            let seen = Mutex::new(Vec::new());
+            rt.for_each_member(n, |i| {
+                met.wait();
+                seen.lock().unwrap().push((i, current_thread_index()));
+            });
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort();
+            assert_eq!(seen, (0..n).map(|i| (i, Some(i))).collect::<Vec<_>>());
+        }
+        assert_eq!(policy.plans.load(Ordering::SeqCst), 0);
+        assert_eq!(policy.ends.load(Ordering::SeqCst), 0);
+        // beyond the pool, members take several items
+        let count = AtomicUsize::new(0);
+        rt.for_each_member(10, |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(count.into_inner(), 10);
+    });
+}
+
+/// Single, but a worker sleeps when it starts, as a worker that is not on a CPU would.
+#[derive(Debug)]
+struct SlowStart;
+
+impl Policy for SlowStart {
+    fn name(&self) -> &str {
+        "slow-start"
+    }
+    fn plan(&self, _: &RegionStart) -> Plan {
+        Plan::run(1)
+    }
+    fn thread_start(&self, _: &ThreadInfo) {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn the_caller_takes_unstarted_items_one_at_a_time() {
+    watchdog(LIMIT, || {
+        let rt = Runtime::builder()
+            .max_threads(3)
+            .policy(SlowStart)
+            .build()
+            .unwrap();
+        // Item 0 waits for nobody; items 1 and 2 wait for each other. The caller finishes
+        // item 0 while the workers sleep, takes item 1 and waits in it for item 2, which must
+        // still be offered to its worker (taking both at once would wait forever).
+        let met = Barrier::new(2);
+        rt.for_each_member(3, |i| {
+            if i > 0 {
+                met.wait();
+            }
+        });
+        assert!(rt.stats().revoked >= 1, "{:?}", rt.stats());
     });
 }
 

@@ -1,10 +1,10 @@
 //! [`Runtime::broadcast`] and [`Runtime::spawn_broadcast`] (rayon's `broadcast` and
 //! `spawn_broadcast`): one closure run once by every member of a team.
 //!
-//! A broadcast is one SPMD region ([`Runtime::region`]): every member runs `op` with a
-//! [`BroadcastContext`] made from its [`Team`] and writes the result to the slot of its index
-//! (one slot per possible member, `max_threads` of them, each behind its own lock); after the
-//! join the filled slots, the first `size`, are the results.
+//! A broadcast is one SPMD region of the pool's size ([`Runtime::region_of`]`(max_threads)`):
+//! every member runs `op` with a [`BroadcastContext`] made from its [`Team`] and writes the
+//! result to the slot of its index (one slot per possible member, `max_threads` of them, each
+//! behind its own lock); after the join the filled slots, the first `size`, are the results.
 //! What users see (which team, nested calls, panics) is documented on
 //! [`Runtime::broadcast`].
 
@@ -40,8 +40,8 @@ impl<'a> BroadcastContext<'a> {
         self.index
     }
 
-    /// The number of threads that run this broadcast: the size of the team the policy gave
-    /// this call (see [`Runtime::broadcast`]), at most the pool's size.
+    /// The number of threads that run this broadcast: the pool's size, except where the
+    /// broadcast runs inline (see [`Runtime::broadcast`]).
     #[inline]
     pub fn num_threads(&self) -> usize {
         self.num_threads
@@ -61,19 +61,14 @@ impl Runtime {
     /// Runs `op` once on every member of a team of this runtime (rayon's
     /// `ThreadPool::broadcast`) and returns the results in member order. It is one region.
     ///
-    /// - **Who receives it.** rayon runs `op` on every thread of its pool. Here the team is the
-    ///   policy's choice for that region, as for every region: the pool's `max_threads` under
-    ///   [`Fixed::all`](crate::Fixed::all), fewer under `Fixed::new(n)`, one under
-    ///   [`Single`](crate::Single), and with [`Asat`](crate::Asat) whatever the machine's load
-    ///   leaves (a crowded machine may give a team of one).
-    ///   [`BroadcastContext::num_threads`] is that team's size, the length of the returned
-    ///   `Vec`; it may be smaller than the pool's size, and differ from one broadcast to the
-    ///   next. The members are distinct threads, member 0 being the caller. Code ported from
-    ///   rayon that sizes something by the pool (a `std::sync::Barrier` of
-    ///   `current_num_threads()` that every receiver waits at) must size it by
-    ///   `ctx.num_threads()` instead, or it waits for members that are not there; members that
-    ///   need to meet are better written as a [`region`](Runtime::region) with
-    ///   [`Team::barrier`].
+    /// - **Who receives it.** Every thread of the pool, as in rayon: a team of
+    ///   [`max_threads`](Runtime::max_threads) ([`region_of`](Runtime::region_of)), whatever
+    ///   the policy would give a region (the policy is neither asked nor told), so that `op`
+    ///   reaches every worker that later regions may use (per-thread set-up) and members may
+    ///   wait for each other (a `std::sync::Barrier` of `current_num_threads()`). The members
+    ///   are distinct threads, member 0 being the caller; [`BroadcastContext::num_threads`] is
+    ///   the team's size, the length of the returned `Vec`. Fewer members than the pool's size
+    ///   only in the cases below (and when the system refuses to start threads).
     /// - **Nested.** A broadcast started inside a region or parallel call (on any runtime) runs
     ///   inline on the calling member as a team of one, as every nested region does: `op` runs
     ///   once, with index 0 of 1, and the result is a `Vec` of one (the member's
@@ -105,7 +100,7 @@ impl Runtime {
     {
         let results: Vec<Mutex<Option<R>>> =
             (0..self.max_threads()).map(|_| Mutex::new(None)).collect();
-        self.region(|team| {
+        self.region_of(self.max_threads(), |team| {
             let r = op(BroadcastContext::of(team));
             *results[team.index()].lock() = Some(r);
         });
@@ -115,8 +110,7 @@ impl Runtime {
     }
 
     /// Queues a job that runs [`broadcast`](Runtime::broadcast)`(op)` (rayon's
-    /// `ThreadPool::spawn_broadcast`) and returns at once; the team is decided when the job
-    /// runs, by the policy, as for any broadcast. See [`spawn`](crate::spawn) for how jobs run
+    /// `ThreadPool::spawn_broadcast`) and returns at once. See [`spawn`](crate::spawn) for how jobs run
     /// and what happens to their panics (a panic of `op` on any member is the job's).
     ///
     /// ```
@@ -213,7 +207,7 @@ mod tests {
     }
 
     #[test]
-    fn every_member_of_a_fixed_team_runs_op_once() {
+    fn every_thread_of_the_pool_runs_op_once_whatever_the_policys_team() {
         for n in 1..=4 {
             let rt = Runtime::builder()
                 .max_threads(4)
@@ -221,40 +215,47 @@ mod tests {
                 .build()
                 .unwrap();
             for _ in 0..20 {
-                check_team(&rt, n);
+                check_team(&rt, 4);
             }
             let runs = AtomicUsize::new(0);
             let got = rt.broadcast(|_| runs.fetch_add(1, Ordering::Relaxed));
-            assert_eq!(got.len(), n);
-            assert_eq!(runs.into_inner(), n);
+            assert_eq!(got.len(), 4);
+            assert_eq!(runs.into_inner(), 4);
         }
     }
 
     #[test]
-    fn num_threads_is_the_team_the_policy_gives() {
-        let sizes = vec![4, 1, 3, 2, 2, 4];
+    fn the_policy_is_not_asked() {
+        let cycling = std::sync::Arc::new(Cycling {
+            sizes: vec![1, 3, 2],
+            next: AtomicUsize::new(0),
+        });
         let rt = Runtime::builder()
             .max_threads(4)
-            .policy(Cycling {
-                sizes: sizes.clone(),
-                next: AtomicUsize::new(0),
-            })
+            .shared_policy(cycling.clone())
             .build()
             .unwrap();
         for round in 0..3 {
-            for &n in &sizes {
-                check_team(&rt, n);
-                assert_eq!(rt.stats().last_team, n, "round {round}");
-            }
+            check_team(&rt, 4);
+            assert_eq!(rt.stats().last_team, 4, "round {round}");
+            // the policy's own regions still have its teams
+            rt.region(|_| ());
+            assert_eq!(rt.stats().last_team, [1, 3, 2][round], "round {round}");
         }
+        assert_eq!(cycling.next.load(Ordering::Relaxed), 3);
         let single = Runtime::builder()
             .max_threads(3)
             .policy(Single)
             .build()
             .unwrap();
-        check_team(&single, 1);
+        // Members meet at a barrier of the pool's size, as rayon programs' do.
+        let met = std::sync::Barrier::new(3);
+        single.broadcast(|_| {
+            met.wait();
+        });
+        check_team(&single, 3);
         // The free function runs on the installed runtime.
-        single.install(|| assert_eq!(broadcast(|ctx| ctx.num_threads()), [1]));
+        single.install(|| assert_eq!(broadcast(|ctx| ctx.num_threads()), [3, 3, 3]));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!
 //! A call of exactly as many blocks as the pool has threads (`max_threads`, rayon's
 //! `current_num_threads()`) runs each block on a member of its own, all at once, whatever the
-//! policy's team ([`Runtime::region_of`]): rayon's one-item-per-thread idiom,
+//! policy's team ([`Runtime::for_each_member`]): rayon's one-item-per-thread idiom,
 //! `(0..current_num_threads()).into_par_iter()`, stands for an SPMD region whose items may wait
 //! for each other (NPB's LU meets at a `std::sync::Barrier` of the pool's size), and rayon,
 //! whose idle threads take the items as they block, runs them at once; a smaller team would run
@@ -165,12 +165,9 @@ where
 }
 
 /// Runs `g(b)` for every block `b` of `0..blocks` on a team of `blocks`, block `b` on member
-/// `b` (see the module docs); a smaller team (the call ran inline, or the system refused
-/// threads) takes the blocks in turn.
+/// `b` (see the module docs and [`Runtime::for_each_member`]).
 fn per_thread(rt: &Runtime, blocks: usize, g: impl Fn(usize) + Sync) {
-    rt.region_of(blocks, |team| {
-        (team.index()..blocks).step_by(team.size()).for_each(&g);
-    });
+    rt.for_each_member(blocks, g);
 }
 
 /// `reduce` for a call of one block per thread of the pool: each block's result is kept in a

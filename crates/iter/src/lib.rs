@@ -85,8 +85,8 @@
 //!   `panic_handler`, `use_current_thread`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`], [`max_num_threads`] (from asat-core).
 //! - [`broadcast()`] and [`ThreadPool::broadcast`](Runtime::broadcast): one region, `op` once
-//!   per member of the team the policy gives it, which may be smaller than the pool (see
-//!   [`BroadcastContext::num_threads`]); inline as a team of one inside another call.
+//!   on every thread of the pool, as in rayon, whatever the policy's team; inline as a team of
+//!   one inside another call.
 //!   [`spawn`], [`spawn_fifo`], [`spawn_broadcast`] and their `ThreadPool` methods: detached
 //!   jobs run, in spawn order, by up to `num_threads` threads of the runtime's own that exit
 //!   when idle; a job's panic goes to the builder's `panic_handler`, or is reported and
@@ -141,7 +141,7 @@
 //! at a `std::sync::Barrier` and per-thread flags inside one such call per iteration): a call
 //! of exactly as many blocks as the pool has threads therefore runs each block on a member of
 //! its own, all at once, whatever the policy's team
-//! ([`Runtime::region_of`](asat_core::Runtime::region_of); see [`drive`]). Calls of other
+//! ([`Runtime::for_each_member`](asat_core::Runtime::for_each_member); see [`drive`]). Calls of other
 //! lengths keep the policy's team: items of those that wait for each other (a `Barrier` of `n`
 //! across `(0..n)` with `n` below the pool's size) hang where the team is smaller than `n`, as
 //! they may in rayon when its threads are busy; write such code as a [`Runtime::region`] with

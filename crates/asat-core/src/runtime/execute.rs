@@ -114,10 +114,12 @@ impl Runtime {
         };
         let arrival0 = inner.run_member(0, me, &work, true);
         let mut revoked = 0u32;
-        if matches!(shape, Shape::Loop { .. }) {
+        if shape.revokes() {
             // Members whose worker has not started yet are run here, one after another: a
             // loop's members only share work, so any thread may run any of them, and a worker
-            // that is not on a CPU does not hold the region up.
+            // that is not on a CPU does not hold the region up. Each is revoked only after the
+            // one before has returned, so a member run here that waits for another
+            // (`for_each_member`) waits for one that has returned, runs, or is still offered.
             for (i, mb) in workers.iter().enumerate() {
                 if mb.revoke() {
                     revoked += 1;

@@ -413,7 +413,59 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
-        self.run_region(&f, Shape::Sized { threads });
+        self.run_region(
+            &f,
+            Shape::Sized {
+                threads,
+                revocable: false,
+            },
+        );
+    }
+
+    /// Runs `f(i)` for every `i` in `0..n`, each on a member of its own: a parallel loop on a
+    /// team of `n` (at least 1, at most [`max_threads`](Runtime::max_threads)) whatever the
+    /// policy would choose, item `i` on member `i`. For rayon's one-item-per-thread idiom,
+    /// `(0..current_num_threads()).into_par_iter()`, whose items may wait for each other (the
+    /// parallel iterators run such calls with it).
+    ///
+    /// As in every parallel loop, the calling thread, once done with item 0, runs the items
+    /// whose worker has not started them yet, so a worker that is not on a CPU does not hold
+    /// the loop up; it takes them one at a time, each only after the one before has returned.
+    /// Items may therefore wait for each other: an item the caller runs can only wait for items
+    /// that have returned, run on their workers, or are still offered to workers woken for
+    /// them, so none waits forever.
+    ///
+    /// As for [`region_of`](Runtime::region_of), the policy is neither asked nor told, and where
+    /// every region runs inline (inside a region, in a `fork`ed child, after another thread's
+    /// region held the runtime for [`REGION_LOCK_WAIT`]) the calling thread runs the items one
+    /// after another, so items that wait for each other would wait forever; so would `n`
+    /// above `max_threads`, where a member runs several.
+    ///
+    /// ```
+    /// use asat_core::{Runtime, Single};
+    /// use std::sync::Barrier;
+    ///
+    /// let rt = Runtime::builder().max_threads(4).policy(Single).build()?;
+    /// let met = Barrier::new(4);
+    /// rt.for_each_member(4, |_| {
+    ///     met.wait();
+    /// });
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn for_each_member<F>(&self, n: usize, f: F)
+    where
+        F: Fn(usize) + Sync,
+    {
+        if n == 0 {
+            return;
+        }
+        self.run_region(
+            &move |team: &Team<'_>| (team.index()..n).step_by(team.size()).for_each(&f),
+            Shape::Sized {
+                threads: n,
+                revocable: true,
+            },
+        );
     }
 
     fn run_region<F>(&self, f: &F, shape: Shape)
@@ -457,7 +509,7 @@ impl Runtime {
         // deadlocking.
         let _in_region = InRegion::enter();
         let (team, mut started) = match shape {
-            Shape::Sized { threads } => (threads.clamp(1, inner.max_threads), None),
+            Shape::Sized { threads, .. } => (threads.clamp(1, inner.max_threads), None),
             _ => self.decide(&mut ctl),
         };
         let spawned = ctl.workers.len();
@@ -522,9 +574,11 @@ struct Work<'a> {
 enum Shape {
     /// A user SPMD region: every member must run on its own thread (members meet at barriers).
     Spmd,
-    /// An SPMD region whose team the caller chose ([`Runtime::region_of`]): the policy is
-    /// neither asked nor told (its decisions and measurements stay its own).
-    Sized { threads: usize },
+    /// A region whose team the caller chose: the policy is neither asked nor told (its
+    /// decisions and measurements stay its own). An SPMD region ([`Runtime::region_of`]), or
+    /// `revocable`, a loop whose unstarted members the caller runs
+    /// ([`Runtime::for_each_member`]).
+    Sized { threads: usize, revocable: bool },
     /// A work-shared loop without barriers: members that have not started may be run by the
     /// starting thread (revoked). `counter`: its schedule hands out chunks from the shared
     /// counter, which the loop leaves non-zero.
@@ -537,7 +591,28 @@ impl Shape {
     /// Whether members whose worker has not claimed them may be run by the starting thread:
     /// not in SPMD regions, whose members may wait for each other.
     fn revocable(self) -> bool {
-        matches!(self, Shape::Loop { .. } | Shape::Probe)
+        matches!(
+            self,
+            Shape::Loop { .. }
+                | Shape::Probe
+                | Shape::Sized {
+                    revocable: true,
+                    ..
+                }
+        )
+    }
+
+    /// Whether the starting thread runs the members no worker has claimed once its own part is
+    /// done (loops; probes are posted revocable but only ever revoked by a give-up).
+    fn revokes(self) -> bool {
+        matches!(
+            self,
+            Shape::Loop { .. }
+                | Shape::Sized {
+                    revocable: true,
+                    ..
+                }
+        )
     }
 
     fn loop_with(schedule: Schedule) -> Shape {
