@@ -439,7 +439,8 @@ impl Runtime {
     /// every region runs inline (inside a region, in a `fork`ed child, after another thread's
     /// region held the runtime for [`REGION_LOCK_WAIT`]) the calling thread runs the items one
     /// after another, so items that wait for each other would wait forever; so would `n`
-    /// above `max_threads`, where a member runs several.
+    /// above `max_threads`, where a member runs several (as it does when the system refuses to
+    /// start threads).
     ///
     /// ```
     /// use asat_core::{Runtime, Single};
