@@ -102,12 +102,7 @@ where
             return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
         }
         if plan.blocks == rt.max_threads() {
-            let f = &f;
-            return per_thread(rt, plan.blocks, |b| {
-                let r = plan.items(b..b + 1);
-                // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
-                f(r.clone(), unsafe { p.seq(r) })
-            });
+            return run_per_thread(rt, p, plan, &f);
         }
         // The body holds what the members read in one place (the split by value).
         let f = &f;
@@ -170,8 +165,25 @@ fn per_thread(rt: &Runtime, blocks: usize, g: impl Fn(usize) + Sync) {
     rt.for_each_member(blocks, g);
 }
 
-/// `reduce` for a call of one block per thread of the pool: each block's result is kept in a
-/// slot of its own and the slots are combined in index order.
+/// `run` for a call of one block per thread of the pool. Out of line: the other calls' path,
+/// which tiny loops take, stays as short as it was.
+#[inline(never)]
+fn run_per_thread<'p, P, F>(rt: &Runtime, p: &'p P, plan: Plan, f: &F)
+where
+    P: Producer,
+    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+{
+    per_thread(rt, plan.blocks, |b| {
+        let r = plan.items(b..b + 1);
+        // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
+        f(r.clone(), unsafe { p.seq(r) })
+    });
+}
+
+/// `reduce` for a call of one block per thread of the pool (out of line, as
+/// `run_per_thread`): each block's result is kept in a slot of its own and the slots are
+/// combined in index order.
+#[inline(never)]
 fn reduce_per_thread<'p, P, A, ID, F, C>(
     rt: &Runtime,
     p: &'p P,
