@@ -43,15 +43,21 @@ impl Policy for CountingSingle {
     }
 }
 
+/// A runtime of 4 threads under `CountingSingle`, and the policy.
+fn counted() -> (Arc<CountingSingle>, Runtime) {
+    let policy = Arc::new(CountingSingle::default());
+    let rt = Runtime::builder()
+        .max_threads(4)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    (policy, rt)
+}
+
 #[test]
 fn a_region_of_n_has_n_members_at_once_and_leaves_the_policy_out() {
     watchdog(LIMIT, || {
-        let policy = Arc::new(CountingSingle::default());
-        let rt = Runtime::builder()
-            .max_threads(4)
-            .shared_policy(policy.clone())
-            .build()
-            .unwrap();
+        let (policy, rt) = counted();
         for n in [2, 3, 4, 3, 2] {
             let met = Barrier::new(n);
             let seen = Mutex::new(BTreeSet::new());
@@ -126,12 +132,7 @@ fn a_panic_in_a_region_of_is_raised_and_the_runtime_goes_on() {
 #[test]
 fn for_each_member_runs_item_i_on_member_i_at_once() {
     watchdog(LIMIT, || {
-        let policy = Arc::new(CountingSingle::default());
-        let rt = Runtime::builder()
-            .max_threads(4)
-            .shared_policy(policy.clone())
-            .build()
-            .unwrap();
+        let (policy, rt) = counted();
         for n in [4, 2, 3, 1, 0] {
             let met = Barrier::new(n.max(1));
             let seen = Mutex::new(Vec::new());
