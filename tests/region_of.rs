@@ -1,8 +1,9 @@
 //! `Runtime::region_of`: a team of the size the caller asks for, all members at once, whatever
 //! the policy would choose; the policy is neither asked nor told. `Runtime::for_each_member`:
 //! the same as a loop whose unstarted members the caller runs, one at a time, so that items may
-//! still wait for each other. And the iterator calls built on it: a call of exactly one block per thread of the pool (rayon's one-item-per-thread idiom,
-//! whose items may wait for each other) runs each block on a member of its own.
+//! still wait for each other. And the iterator calls built on it: a call of exactly one block
+//! per thread of the pool (rayon's one-item-per-thread idiom, whose items may wait for each
+//! other) runs each block on a member of its own.
 //!
 //! A wrong team here hangs (members wait at a `Barrier` for members that are not there), so
 //! every such test runs under a watchdog.

@@ -110,8 +110,8 @@ impl Runtime {
     }
 
     /// Queues a job that runs [`broadcast`](Runtime::broadcast)`(op)` (rayon's
-    /// `ThreadPool::spawn_broadcast`) and returns at once. See [`spawn`](crate::spawn) for how jobs run
-    /// and what happens to their panics (a panic of `op` on any member is the job's).
+    /// `ThreadPool::spawn_broadcast`) and returns at once. See [`spawn`](crate::spawn) for how
+    /// jobs run and what happens to their panics (a panic of `op` on any member is the job's).
     ///
     /// ```
     /// use std::sync::mpsc;

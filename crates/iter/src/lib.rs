@@ -113,8 +113,8 @@
 //! use from the `ASAT_*` variables): the runtime's policy decides its team (fixed, ASAT,
 //! processor pools, gang), and its wait strategy how members wait; a call of exactly one block
 //! per thread of the pool has a member per block instead (see below). The calling thread is
-//! member 0. A call made inside a region, or inside another call's closure, runs inline on that member,
-//! as a nested region does.
+//! member 0. A call made inside a region, or inside another call's closure, runs inline on
+//! that member, as a nested region does.
 //!
 //! The index space is split as the [`drive`] module says: by default **statically**, one
 //! contiguous run of indices per member, which is what HPC loops expect (each member touches
@@ -141,13 +141,14 @@
 //! at a `std::sync::Barrier` and per-thread flags inside one such call per iteration): a call
 //! of exactly as many blocks as the pool has threads therefore runs each block on a member of
 //! its own, all at once, whatever the policy's team
-//! ([`Runtime::for_each_member`](asat_core::Runtime::for_each_member); see [`drive`]). Calls of other
-//! lengths keep the policy's team: items of those that wait for each other (a `Barrier` of `n`
-//! across `(0..n)` with `n` below the pool's size) hang where the team is smaller than `n`, as
-//! they may in rayon when its threads are busy; write such code as a [`Runtime::region`] with
-//! [`Team::barrier`](asat_core::Team). So does the idiom itself where every region runs inline
-//! (a call inside a region, a `fork`ed child, a runtime another thread held for
-//! [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)).
+//! ([`Runtime::for_each_member`](asat_core::Runtime::for_each_member); see [`drive`]). Calls
+//! of other lengths keep the policy's team: items of those that wait for each other (a
+//! `Barrier` of `n` across `(0..n)` with `n` below the pool's size) hang where the team is
+//! smaller than `n`, as they may in rayon when its threads are busy, and so does the idiom
+//! itself where every region runs inline (a call inside a region, a `fork`ed child, a runtime
+//! another thread held for [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)). Members that
+//! must meet are best written as a [`Runtime::region`] with
+//! [`Team::barrier`](asat_core::Team).
 
 pub mod adapters;
 pub mod bridge;
