@@ -44,6 +44,15 @@ impl Policy for CountingSingle {
     }
 }
 
+/// A runtime of `n` threads under `Single` (every region the policy plans has a team of one).
+fn single(n: usize) -> Runtime {
+    Runtime::builder()
+        .max_threads(n)
+        .policy(Single)
+        .build()
+        .unwrap()
+}
+
 /// A runtime of 4 threads under `CountingSingle`, and the policy.
 fn counted() -> (Arc<CountingSingle>, Runtime) {
     let policy = Arc::new(CountingSingle::default());
@@ -83,11 +92,7 @@ fn a_region_of_n_has_n_members_at_once_and_leaves_the_policy_out() {
 #[test]
 fn a_region_of_is_between_one_and_max_threads() {
     watchdog(LIMIT, || {
-        let rt = Runtime::builder()
-            .max_threads(3)
-            .policy(Single)
-            .build()
-            .unwrap();
+        let rt = single(3);
         let size = |n: usize| {
             let s = AtomicUsize::new(0);
             rt.region_of(n, |team| {
@@ -110,11 +115,7 @@ fn a_region_of_is_between_one_and_max_threads() {
 #[test]
 fn a_panic_in_a_region_of_is_raised_and_the_runtime_goes_on() {
     watchdog(LIMIT, || {
-        let rt = Runtime::builder()
-            .max_threads(3)
-            .policy(Single)
-            .build()
-            .unwrap();
+        let rt = single(3);
         let r = catch_unwind(AssertUnwindSafe(|| {
             rt.region_of(3, |team| {
                 if team.index() == 2 {
@@ -225,18 +226,14 @@ fn idiom(rt: &Runtime) -> (usize, Vec<usize>) {
 fn one_item_per_thread_runs_all_at_once_under_any_team() {
     watchdog(LIMIT, || {
         for n in [2, 3, 4] {
-            let single = Runtime::builder()
-                .max_threads(n)
-                .policy(Single)
-                .build()
-                .unwrap();
+            let one = single(n);
             // A policy whose team changes from call to call, as ASAT's does.
             let cycling = Runtime::builder()
                 .max_threads(n)
                 .policy(Scripted::new(vec![1, n, 2.min(n), 1]))
                 .build()
                 .unwrap();
-            for rt in [&single, &cycling] {
+            for rt in [&one, &cycling] {
                 for _ in 0..3 {
                     let (sum, all) = idiom(rt);
                     assert_eq!(sum, n * (n - 1) / 2);
@@ -250,11 +247,7 @@ fn one_item_per_thread_runs_all_at_once_under_any_team() {
 #[test]
 fn other_calls_keep_the_policys_team() {
     watchdog(LIMIT, || {
-        let rt = Runtime::builder()
-            .max_threads(3)
-            .policy(Single)
-            .build()
-            .unwrap();
+        let rt = single(3);
         rt.install(|| {
             for len in [2, 4, 7, 100] {
                 let seen = Mutex::new(BTreeSet::new());

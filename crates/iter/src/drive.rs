@@ -159,23 +159,18 @@ where
     })
 }
 
-/// Runs `g(b)` for every block `b` of `0..blocks` on a team of `blocks`, block `b` on member
-/// `b` (see the module docs and [`Runtime::for_each_member`]).
-fn per_thread(rt: &Runtime, blocks: usize, g: impl Fn(usize) + Sync) {
-    rt.for_each_member(blocks, g);
-}
-
-/// `run` for a call of one block per thread of the pool. Out of line: the other calls' path,
-/// which tiny loops take, stays as short as it was.
+/// `run` for a call of one block per thread of the pool: block `b` on member `b` of a team of
+/// `blocks` ([`Runtime::for_each_member`]; see the module docs). Out of line: the other calls'
+/// path, which tiny loops take, stays as short as it was.
 #[inline(never)]
 fn run_per_thread<'p, P, F>(rt: &Runtime, p: &'p P, plan: Plan, f: &F)
 where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
 {
-    per_thread(rt, plan.blocks, |b| {
+    rt.for_each_member(plan.blocks, |b| {
         let r = plan.items(b..b + 1);
-        // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
+        // SAFETY: `for_each_member` runs every block once; blocks are disjoint ranges.
         f(r.clone(), unsafe { p.seq(r) })
     });
 }
@@ -200,8 +195,8 @@ where
     C: Fn(A, A) -> A + Sync,
 {
     let slots: Vec<Mutex<Option<A>>> = (0..plan.blocks).map(|_| Mutex::new(None)).collect();
-    per_thread(rt, plan.blocks, |b| {
-        // SAFETY: `per_thread` runs every block once; blocks are disjoint ranges.
+    rt.for_each_member(plan.blocks, |b| {
+        // SAFETY: `for_each_member` runs every block once; blocks are disjoint ranges.
         let acc = fold(identity(), unsafe { p.seq(plan.items(b..b + 1)) });
         *slots[b].lock().unwrap_or_else(PoisonError::into_inner) = Some(acc);
     });
