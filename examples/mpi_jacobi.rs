@@ -16,8 +16,10 @@
 //! `mpi`), then update every owned point from its four neighbours with
 //! `Runtime::parallel_slice_mut` (the runtime from `Hybrid::runtime_builder`: its
 //! `max_threads` is the rank's share of the node; `ASAT_POLICY` chooses the policy). Every
-//! `--check` iterations the largest change is combined over the ranks (`MPI_Allreduce`), and
-//! the solve stops below `--tolerance`.
+//! `--check` iterations the largest change is combined over the ranks (an all-reduce, waited
+//! for as the halos are: `Waiter::all_reduce_into`, or Open MPI's `MPI_Allreduce` for `mpi`),
+//! and the solve stops below `--tolerance`. The solve ends with a barrier (the waiter's, or
+//! `MPI_Barrier`), inside the timed part.
 //!
 //! MPI is called only outside the parallel loops, from the thread that initialised it:
 //! funneled, `Hybrid`'s default. `--verify` also runs the same iterations serially on the
@@ -195,13 +197,21 @@ fn solve(args: &Args, rt: &Runtime, world: &SimpleCommunicator, waiter: Option<&
         std::mem::swap(&mut u, &mut next);
         iterations += 1;
         if iterations % args.check == 0 || iterations == args.iters {
-            world.all_reduce_into(&local, &mut change, SystemOperation::max());
+            match waiter {
+                Some(w) => w.all_reduce_into(world, &local, &mut change, SystemOperation::max()),
+                None => world.all_reduce_into(&local, &mut change, SystemOperation::max()),
+            }
             if change < args.tolerance {
                 break;
             }
         }
     }
-    world.barrier();
+    match waiter {
+        Some(w) => {
+            w.barrier(world);
+        }
+        None => world.barrier(),
+    }
     Solve {
         seconds: t.elapsed().as_secs_f64(),
         iterations,

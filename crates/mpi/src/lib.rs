@@ -11,16 +11,18 @@
 //!   it to, else an even split of the node's CPUs among the node-local ranks) as the bound
 //!   of its runtime ([`Hybrid::runtime_builder`]), so that the ranks of a job never
 //!   oversubscribe their node by themselves.
-//! - [`Waiter`]: two-phase waiting for MPI requests ([`Waiter::wait`], [`Waiter::wait_all`])
-//!   and barriers ([`Waiter::barrier`]): test, yielding the CPU between tests, for the
-//!   strategy's spin time and a yield time more, then sleep with a bounded back-off between
-//!   tests (Open MPI's default progress has no blocking wait), with asat-implicit's
-//!   strategies (`block`, `spin`, `fixed`, `local`, `global`, ...) and
-//!   [statistics](WaitStats). The protocol, its
-//!   costs and what each strategy learns from are in the [`wait`] module's docs.
+//! - [`Waiter`]: two-phase waiting for MPI requests ([`Waiter::wait`], [`Waiter::wait_all`]),
+//!   barriers ([`Waiter::barrier`]) and all-reductions ([`Waiter::all_reduce_into`]): test,
+//!   yielding the CPU between tests, for the strategy's spin time and a yield time more, then
+//!   sleep with a bounded back-off between tests (Open MPI's default progress has no blocking
+//!   wait, and its own waits and collectives poll without giving the CPU away), with
+//!   asat-implicit's strategies (`block`, `spin`, `fixed`, `local`, `global`, ...) and
+//!   [statistics](WaitStats). The protocol, its costs and what each strategy learns from are in
+//!   the [`wait`] module's docs.
 //!
 //! ```no_run
 //! use asat_core::Schedule;
+//! use asat_mpi::mpi::collective::SystemOperation;
 //! use asat_mpi::mpi::traits::*;
 //! use asat_mpi::Hybrid;
 //!
@@ -45,7 +47,8 @@
 //!         ];
 //!         hybrid.waiter().wait_all(exchange); // spin, then yield, then sleep between tests
 //!     });
-//!     hybrid.waiter().barrier(world);
+//!     let mut largest = 0.0f64; // a reduction between steps, waited for the same way
+//!     hybrid.waiter().all_reduce_into(world, &halo[0], &mut largest, SystemOperation::max());
 //! }
 //! println!("{:?}", hybrid.waiter().stats());
 //! # Ok::<(), Box<dyn std::error::Error>>(())

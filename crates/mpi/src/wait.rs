@@ -53,8 +53,8 @@
 //!   ([`record_wait`](TwoPhase::record_wait), or
 //!   [`record_short_wait`](TwoPhase::record_short_wait) when the requests were done at the
 //!   first test), from which [`AdaptiveLocal`](asat_implicit::AdaptiveLocal) learns.
-//! - [`Waiter::barrier`] does the same. Its collective is `MPI_Ibarrier`, except where a
-//!   strategy learns from each episode's **imbalance**, as
+//! - [`Waiter::barrier`] does the same as `wait_all`. Its collective is `MPI_Ibarrier`,
+//!   except where a strategy learns from each episode's **imbalance**, as
 //!   [`AdaptiveGlobal`](asat_implicit::AdaptiveGlobal) does
 //!   ([`wants_imbalance`](TwoPhase::wants_imbalance)). Across ranks no one sees every
 //!   arrival, so the barrier carries the times: it is a non-blocking all-reduce
@@ -70,6 +70,10 @@
 //!   bound to a core each, an `MPI_Iallreduce` took about 2 µs more than an `MPI_Ibarrier`
 //!   (2.4-5 µs against 0.7-3.4 µs, tested in a loop); with 3 ranks on the 2 CPUs the two
 //!   were equal (7-8 µs). So only strategies that learn from it pay it.
+//! - [`Waiter::all_reduce_into`] (`MPI_Iallreduce`, a program's own reduction, such as a
+//!   solver's convergence check) holds a rank until every rank has contributed, as a barrier
+//!   does: the same spin and record as `wait_all`, and no imbalance learned (the
+//!   program's data is all it carries).
 //!
 //! How the ranks agree on the collective (they must: mismatched collectives are erroneous MPI
 //! and may hang): a waiter's **first** barrier is always the all-reduce, and its flags tell
@@ -95,7 +99,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use asat_implicit::{AnyStrategy, TwoPhase};
-use mpi::collective::SystemOperation;
+use mpi::collective::{Operation, SystemOperation};
+use mpi::datatype::{Buffer, BufferMut};
 use mpi::point_to_point::Status;
 use mpi::request::{Request, Scope};
 use mpi::traits::{Communicator, CommunicatorCollectives};
@@ -125,11 +130,13 @@ const MODE_IALLREDUCE: u8 = 2;
 /// What a [`Waiter`] has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WaitStats {
-    /// Calls of `wait`, `wait_all` and `barrier`:
+    /// Calls of `wait`, `wait_all`, `barrier` and `all_reduce_into`:
     /// `immediate + spin_successes + blocks`.
     pub waits: u64,
     /// Of which `barrier` calls.
     pub barriers: u64,
+    /// Of which `all_reduce_into` calls.
+    pub reductions: u64,
     /// Waits whose requests were done at the first test.
     pub immediate: u64,
     /// Waits that ended in the spin phase.
@@ -157,6 +164,7 @@ pub struct WaitStats {
 struct Counters {
     waits: AtomicU64,
     barriers: AtomicU64,
+    reductions: AtomicU64,
     immediate: AtomicU64,
     spun: AtomicU64,
     blocks: AtomicU64,
@@ -378,6 +386,48 @@ impl<S: TwoPhase> Waiter<S> {
         Some(imbalance)
     }
 
+    /// `MPI_Allreduce` of `send` into `recv` with `op` over every rank of `comm` (as rsmpi's
+    /// `all_reduce_into`), waited for two-phase: a non-blocking all-reduce
+    /// (`MPI_Iallreduce`) tested as a barrier is, with the strategy's barrier spin, its wait
+    /// recorded as an exchange's is. Use it for what a program reduces between steps (a
+    /// solver's convergence check): Open MPI's own `MPI_Allreduce` polls without giving the
+    /// CPU away, so on a shared node a rank that reaches it first keeps the CPU from the ranks
+    /// it waits for (`docs/results/mpi.md` has a hybrid solver that spent 60% of its time so).
+    ///
+    /// Every rank of `comm` must call it, with buffers of the same length, as any collective.
+    /// It is not one of this waiter's [barriers](Self::barrier): no imbalance is learned, and
+    /// barriers measure their `t` from the last barrier as before.
+    ///
+    /// ```no_run
+    /// use asat_implicit::AdaptiveLocal;
+    /// use asat_mpi::mpi::collective::SystemOperation;
+    /// use asat_mpi::Waiter;
+    ///
+    /// let universe = asat_mpi::mpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let waiter = Waiter::new(AdaptiveLocal::new());
+    /// let local_change = 0.25f64;
+    /// let mut change = 0.0f64;
+    /// waiter.all_reduce_into(&world, &local_change, &mut change, SystemOperation::max());
+    /// ```
+    pub fn all_reduce_into<C, B, R, O>(&self, comm: &C, send: &B, recv: &mut R, op: O)
+    where
+        C: Communicator + ?Sized,
+        B: Buffer + ?Sized,
+        R: BufferMut + ?Sized,
+        O: Operation,
+    {
+        let spin = self.strategy.barrier_spin();
+        let phase = mpi::request::scope(|scope| {
+            let mut pending = Some(comm.immediate_all_reduce_into(scope, send, recv, op));
+            let mut status = None;
+            self.two_phase(spin, || test_one(&mut pending, &mut status))
+        });
+        self.counters.reductions.fetch_add(1, Ordering::Relaxed);
+        self.count(phase);
+        self.learn_wait(phase);
+    }
+
     fn barrier_done(&self, phase: Phase) {
         self.last_barrier_ns.store(self.now_ns(), Ordering::Relaxed);
         self.counters.barriers.fetch_add(1, Ordering::Relaxed);
@@ -393,6 +443,7 @@ impl<S: TwoPhase> Waiter<S> {
         WaitStats {
             waits: load(&c.waits),
             barriers: load(&c.barriers),
+            reductions: load(&c.reductions),
             immediate: load(&c.immediate),
             spin_successes: load(&c.spun),
             blocks: load(&c.blocks),

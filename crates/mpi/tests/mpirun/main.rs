@@ -42,8 +42,9 @@ fn cpus(f: &Findings, rank: usize, key: &str) -> CpuSet {
         .collect()
 }
 
-/// Every message arrives intact under every strategy (and with the ranks' strategies mixed),
-/// no rank hangs, and each waiter's statistics add up to what it was asked to do.
+/// Every message arrives intact and every all-reduce gives the right values under every
+/// strategy (and with the ranks' strategies mixed), no rank hangs, and each waiter's
+/// statistics add up to what it was asked to do.
 fn check_exchange(np: usize, f: &Findings) {
     for (si, name) in STRATEGIES.iter().enumerate() {
         let seed = SEED + si as u64;
@@ -55,7 +56,8 @@ fn check_exchange(np: usize, f: &Findings) {
                 let inc = msgs.iter().filter(|m| m.dst == r).count() as u64;
                 let outg = msgs.iter().filter(|m| m.src == r).count() as u64;
                 expect_recv += inc;
-                expect_waits += 1 + match round % 3 {
+                // the barrier and the all-reduce, and the exchange's waits
+                expect_waits += 2 + match round % 3 {
                     0 => 2,
                     1 => inc + outg,
                     _ => 1,
@@ -70,6 +72,12 @@ fn check_exchange(np: usize, f: &Findings) {
             assert_eq!(k("received"), expect_recv, "{ctx}");
             assert_eq!(k("bad"), 0, "messages arrived wrong: {ctx}");
             assert_eq!(k("barriers"), ROUNDS, "{ctx}");
+            assert_eq!(k("reductions"), ROUNDS, "{ctx}");
+            assert_eq!(
+                k("bad_reductions"),
+                0,
+                "all-reduces gave wrong values: {ctx}"
+            );
             assert_eq!(k("waits"), expect_waits, "{ctx}");
             assert_eq!(
                 k("waits"),

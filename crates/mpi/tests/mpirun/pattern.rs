@@ -68,3 +68,19 @@ pub fn word(seed: u64, round: u64, m: &Msg, j: usize) -> u64 {
 pub fn work_us(seed: u64, round: u64, rank: usize) -> u64 {
     key(&[seed, round, rank as u64, 3]) % 401
 }
+
+/// What `rank` contributes to the round's all-reduce: 4 words below 2^32, so that their sum
+/// over any number of ranks the tests run cannot overflow.
+pub fn contribution(seed: u64, round: u64, rank: usize) -> [u64; 4] {
+    std::array::from_fn(|j| key(&[seed, round, rank as u64, j as u64, 4]) >> 32)
+}
+
+/// The round's all-reduce over `np` ranks: a sum in even rounds, a maximum in odd ones.
+pub fn reduced(seed: u64, round: u64, np: usize) -> [u64; 4] {
+    let parts = (0..np).map(|r| contribution(seed, round, r));
+    if round % 2 == 0 {
+        parts.fold([0; 4], |acc, c| std::array::from_fn(|j| acc[j] + c[j]))
+    } else {
+        parts.fold([0; 4], |acc, c| std::array::from_fn(|j| acc[j].max(c[j])))
+    }
+}

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use asat_core::{CpuSet, Schedule};
 use asat_implicit::{AnyStrategy, Config, TwoPhase};
+use asat_mpi::mpi::collective::SystemOperation;
 use asat_mpi::mpi::datatype::Equivalence;
 use asat_mpi::mpi::traits::*;
 use asat_mpi::{Hybrid, Threading, Waiter};
@@ -81,7 +82,8 @@ fn strategy_for(entry: &str, rank: usize, config: &Config) -> AnyStrategy {
 }
 
 /// Random exchange patterns under every strategy: every message arrives intact, with its
-/// status, whichever wait completes it; every round ends with a barrier.
+/// status, whichever wait completes it; every round ends with a barrier and an all-reduce
+/// (a sum or a maximum) whose result every rank checks.
 fn exchange(hybrid: &Hybrid, out: &mut String) {
     let world = hybrid.world();
     let (me, np) = (world.rank() as usize, world.size() as usize);
@@ -93,6 +95,7 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
         let seed = SEED + si as u64;
         let waiter = Waiter::new(strategy_for(name, me, &config));
         let (mut received, mut bad, mut imbalances) = (0usize, 0usize, 0u64);
+        let mut bad_reductions = 0u64;
         for round in 0..ROUNDS {
             let msgs = pattern::round(seed, round, np);
             let incoming: Vec<_> = msgs.iter().filter(|m| m.dst == me).copied().collect();
@@ -172,6 +175,17 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
             if waiter.barrier(world).is_some() {
                 imbalances += 1;
             }
+            let send = pattern::contribution(seed, round, me);
+            let mut got = [0u64; 4];
+            let op = if round % 2 == 0 {
+                SystemOperation::sum()
+            } else {
+                SystemOperation::max()
+            };
+            waiter.all_reduce_into(world, &send[..], &mut got[..], op);
+            if got != pattern::reduced(seed, round, np) {
+                bad_reductions += 1;
+            }
         }
         let s = waiter.stats();
         writeln!(out, "[{name}]").unwrap();
@@ -181,6 +195,8 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
         writeln!(out, "returned_imbalances={imbalances}").unwrap();
         writeln!(out, "waits={}", s.waits).unwrap();
         writeln!(out, "barriers={}", s.barriers).unwrap();
+        writeln!(out, "reductions={}", s.reductions).unwrap();
+        writeln!(out, "bad_reductions={bad_reductions}").unwrap();
         writeln!(out, "immediate={}", s.immediate).unwrap();
         writeln!(out, "spin_successes={}", s.spin_successes).unwrap();
         writeln!(out, "blocks={}", s.blocks).unwrap();
