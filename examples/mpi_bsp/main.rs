@@ -41,7 +41,9 @@
 //! Each cell (pattern, grain, imbalance) runs `--reps` repetitions (default 3) of every
 //! strategy, repetitions outside, the strategy order rotating by one from each repetition to
 //! the next. A job that is not done `--timeout` seconds after its start aborts itself (its
-//! ranks check the clock every phase) and is counted at the timeout, a lower bound.
+//! ranks check the clock every phase) and is counted at the timeout, a lower bound. A job's
+//! completion time is its rank 0's, from the common start through a closing barrier that
+//! each strategy waits for its own way.
 //!
 //! Writes `DIR/mpi_bsp.csv` (`pattern,grain_us,imbalance,strategy,completion_s,
 //! slowdown_vs_best`: the median over the repetitions of the jobs' mean completion time, and

@@ -175,7 +175,8 @@ pub fn worker(args: &Args) -> Result<(), String> {
             world.abort(4);
         }
     }
-    world.barrier();
+    // the closing barrier is timed, so each strategy waits for it its own way
+    wait.barrier(world);
     let wall = start.elapsed().as_secs_f64();
     let s = waiter.stats();
     let mine = [s.blocks, s.spin_successes];
