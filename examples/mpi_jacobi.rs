@@ -198,7 +198,10 @@ fn solve(args: &Args, rt: &Runtime, world: &SimpleCommunicator, waiter: Option<&
         iterations += 1;
         if iterations % args.check == 0 || iterations == args.iters {
             match waiter {
-                Some(w) => w.all_reduce_into(world, &local, &mut change, SystemOperation::max()),
+                // one f64 into one f64: the buffers always match
+                Some(w) => w
+                    .all_reduce_into(world, &local, &mut change, SystemOperation::max())
+                    .expect("the buffers are one f64 each"),
                 None => world.all_reduce_into(&local, &mut change, SystemOperation::max()),
             }
             if change < args.tolerance {

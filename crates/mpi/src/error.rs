@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::Threading;
 
-/// An error from a hybrid start-up's settings, from MPI's initialisation, or from giving a
-/// rank its share of the node.
+/// An error from a hybrid start-up's settings, from MPI's initialisation, from giving a
+/// rank its share of the node, or from a waiter's all-reduce given buffers that do not match.
 ///
 /// Every message says what was wrong and what is allowed, for example
 /// `threading level single: asat starts worker threads, so MPI must be initialised funneled,
@@ -43,6 +43,11 @@ enum ErrorKind {
     Pin {
         cpus: String,
         err: std::io::Error,
+    },
+    ReduceBuffers {
+        send: i32,
+        recv: i32,
+        same_type: bool,
     },
 }
 
@@ -84,6 +89,13 @@ impl Error {
     }
     pub(crate) fn strategy(err: asat_implicit::Error) -> Self {
         Self::new(ErrorKind::Strategy { err })
+    }
+    pub(crate) fn reduce_buffers(send: i32, recv: i32, same_type: bool) -> Self {
+        Self::new(ErrorKind::ReduceBuffers {
+            send,
+            recv,
+            same_type,
+        })
     }
     pub(crate) fn pin(cpus: String, err: std::io::Error) -> Self {
         Self::new(ErrorKind::Pin { cpus, err })
@@ -152,6 +164,20 @@ impl fmt::Display for Error {
                 "environment variable {var}={value:?} is invalid: {allowed}"
             ),
             ErrorKind::Strategy { err } => write!(f, "MPI wait strategy: {err}"),
+            ErrorKind::ReduceBuffers {
+                send,
+                recv,
+                same_type,
+            } => write!(
+                f,
+                "all-reduce of {send} elements into {recv}{}: the receive buffer must have the \
+                 send buffer's length and element type",
+                if *same_type {
+                    ""
+                } else {
+                    " of another MPI datatype"
+                }
+            ),
             ErrorKind::Pin { cpus, err } => write!(
                 f,
                 "binding this rank to its share of the node (CPUs {cpus}) failed: {err}; \

@@ -48,7 +48,7 @@
 //!         hybrid.waiter().wait_all(exchange); // spin, then yield, then sleep between tests
 //!     });
 //!     let mut largest = 0.0f64; // a reduction between steps, waited for the same way
-//!     hybrid.waiter().all_reduce_into(world, &halo[0], &mut largest, SystemOperation::max());
+//!     hybrid.waiter().all_reduce_into(world, &halo[0], &mut largest, SystemOperation::max())?;
 //! }
 //! println!("{:?}", hybrid.waiter().stats());
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -102,6 +102,7 @@ use asat_implicit::{AnyStrategy, TwoPhase};
 use mpi::collective::{Operation, SystemOperation};
 use mpi::datatype::{Buffer, BufferMut};
 use mpi::point_to_point::Status;
+use mpi::raw::AsRaw;
 use mpi::request::{Request, Scope};
 use mpi::traits::{Communicator, CommunicatorCollectives};
 
@@ -398,6 +399,12 @@ impl<S: TwoPhase> Waiter<S> {
     /// It is not one of this waiter's [barriers](Self::barrier): no imbalance is learned, and
     /// barriers measure their `t` from the last barrier as before.
     ///
+    /// # Errors
+    ///
+    /// `recv` not of `send`'s length and MPI datatype (MPI would write past `recv`'s end or
+    /// misread it): checked on this rank before the reduction starts, so a rank that gets the
+    /// error has not joined it, and nothing was counted.
+    ///
     /// ```no_run
     /// use asat_implicit::AdaptiveLocal;
     /// use asat_mpi::mpi::collective::SystemOperation;
@@ -408,15 +415,26 @@ impl<S: TwoPhase> Waiter<S> {
     /// let waiter = Waiter::new(AdaptiveLocal::new());
     /// let local_change = 0.25f64;
     /// let mut change = 0.0f64;
-    /// waiter.all_reduce_into(&world, &local_change, &mut change, SystemOperation::max());
+    /// waiter.all_reduce_into(&world, &local_change, &mut change, SystemOperation::max())?;
+    /// # Ok::<(), asat_mpi::Error>(())
     /// ```
-    pub fn all_reduce_into<C, B, R, O>(&self, comm: &C, send: &B, recv: &mut R, op: O)
+    pub fn all_reduce_into<C, B, R, O>(
+        &self,
+        comm: &C,
+        send: &B,
+        recv: &mut R,
+        op: O,
+    ) -> Result<(), Error>
     where
         C: Communicator + ?Sized,
         B: Buffer + ?Sized,
         R: BufferMut + ?Sized,
         O: Operation,
     {
+        let same_type = send.as_datatype().as_raw() == recv.as_datatype().as_raw();
+        if send.count() != recv.count() || !same_type {
+            return Err(Error::reduce_buffers(send.count(), recv.count(), same_type));
+        }
         let spin = self.strategy.barrier_spin();
         let phase = mpi::request::scope(|scope| {
             let mut pending = Some(comm.immediate_all_reduce_into(scope, send, recv, op));
@@ -426,6 +444,7 @@ impl<S: TwoPhase> Waiter<S> {
         self.counters.reductions.fetch_add(1, Ordering::Relaxed);
         self.count(phase);
         self.learn_wait(phase);
+        Ok(())
     }
 
     fn barrier_done(&self, phase: Phase) {

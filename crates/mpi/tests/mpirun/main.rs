@@ -266,6 +266,20 @@ fn bad_settings_are_errors_np2() {
             "{ctx}"
         );
         assert_eq!(get(&f, r, "second_kind"), "true", "{ctx}");
+        assert_eq!(
+            get(&f, r, "reduce_length"),
+            "all-reduce of 4 elements into 3: the receive buffer must have the send buffer's \
+             length and element type",
+            "{ctx}"
+        );
+        assert_eq!(
+            get(&f, r, "reduce_type"),
+            "all-reduce of 4 elements into 4 of another MPI datatype: the receive buffer must \
+             have the send buffer's length and element type",
+            "{ctx}"
+        );
+        assert_eq!(get(&f, r, "reduce_untouched"), "true", "{ctx}");
+        assert_eq!(num(&f, r, "reduce_counted"), 0, "{ctx}");
         assert!(
             get(&f, r, "after_finalize").starts_with("MPI was finalised in this process"),
             "{ctx}"

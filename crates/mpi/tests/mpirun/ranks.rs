@@ -182,7 +182,9 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
             } else {
                 SystemOperation::max()
             };
-            waiter.all_reduce_into(world, &send[..], &mut got[..], op);
+            waiter
+                .all_reduce_into(world, &send[..], &mut got[..], op)
+                .expect("buffers of one length and type");
             if got != pattern::reduced(seed, round, np) {
                 bad_reductions += 1;
             }
@@ -345,8 +347,8 @@ fn list(s: &CpuSet) -> String {
         .join(" ")
 }
 
-/// Settings refused before MPI is touched, a second start-up while one is alive, and one
-/// after MPI was finalised.
+/// Settings refused before MPI is touched, a second start-up while one is alive, all-reduces
+/// into buffers that do not match, and a start-up after MPI was finalised.
 fn errors(out: &mut String) {
     let e = Hybrid::builder()
         .threading(Threading::Single)
@@ -369,6 +371,34 @@ fn errors(out: &mut String) {
     let e = Hybrid::builder().build().expect_err("a second start-up");
     writeln!(out, "second={e}").unwrap();
     writeln!(out, "second_kind={}", e.is_already_initialized()).unwrap();
+    // a reduction into a buffer of another length or type is refused before it starts
+    let w = first.waiter();
+    let (send, mut short, mut other) = ([1u64; 4], [0u64; 3], [0f64; 4]);
+    let e = w
+        .all_reduce_into(
+            first.world(),
+            &send[..],
+            &mut short[..],
+            SystemOperation::sum(),
+        )
+        .expect_err("a shorter receive buffer");
+    writeln!(out, "reduce_length={e}").unwrap();
+    let e = w
+        .all_reduce_into(
+            first.world(),
+            &send[..],
+            &mut other[..],
+            SystemOperation::sum(),
+        )
+        .expect_err("a receive buffer of another type");
+    writeln!(out, "reduce_type={e}").unwrap();
+    writeln!(
+        out,
+        "reduce_untouched={}",
+        short == [0; 3] && other == [0.0; 4]
+    )
+    .unwrap();
+    writeln!(out, "reduce_counted={}", w.stats().waits).unwrap();
     // the first still works
     first.waiter().barrier(first.world());
     drop(first);
