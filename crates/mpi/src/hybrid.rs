@@ -240,6 +240,7 @@ fn node_share(node: &SimpleCommunicator) -> NodeShare {
 ///
 /// ```no_run
 /// use asat_core::Schedule;
+/// use asat_mpi::mpi::collective::SystemOperation;
 /// use asat_mpi::mpi::traits::*;
 /// use asat_mpi::Hybrid;
 ///
@@ -248,8 +249,10 @@ fn node_share(node: &SimpleCommunicator) -> NodeShare {
 /// let world = hybrid.world();
 /// let part = rt.parallel_reduce(0..1_000_000, Schedule::Static, || 0.0,
 ///     |acc, r| acc + r.map(|i| i as f64).sum::<f64>(), |a, b| a + b);
+/// let mut total = 0.0f64; // every rank's parts, summed: waited for two-phase
+/// hybrid.waiter().all_reduce_into(world, &part, &mut total, SystemOperation::sum())?;
 /// hybrid.waiter().barrier(world);
-/// println!("rank {} of {}: {part} ({:?})", world.rank(), world.size(), hybrid.share());
+/// println!("rank {} of {}: {total} ({:?})", world.rank(), world.size(), hybrid.share());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Hybrid {
