@@ -103,6 +103,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn iter_blocks_run_in_rounds_and_searches_stop() {
+                    super::iter_more::iter_blocks(&rt());
+                }
+
+                #[test]
                 fn iter_try_forms_return_the_failure_and_stop() {
                     super::iter_extra::iter_try(&rt());
                 }

@@ -1,4 +1,4 @@
-//! The suite's cases for parallel sorts and `scope`, run against every policy by
+//! The suite's cases for parallel sorts, `scope` and calls in rounds, run against every policy by
 //! `policy_suite!` (in a file of their own to keep `policy_suite.rs` short).
 
 use asat::prelude::*;
@@ -136,4 +136,37 @@ pub fn iter_scope(rt: &Runtime) {
     });
     super::every_index_runs_once(rt);
     super::members_meet_at_barriers(rt);
+}
+
+/// Calls run in rounds (`by_uniform_blocks`, `by_exponential_blocks`) give the results of
+/// calls without them, and a search runs no round after the one with its answer.
+pub fn iter_blocks(rt: &Runtime) {
+    rt.install(|| {
+        let v: Vec<u64> = (0..20_000).collect();
+        for n in [1usize, 7, 1000, 50_000] {
+            let sum: u64 = v.par_iter().by_uniform_blocks(n).sum();
+            assert_eq!(sum, v.iter().sum::<u64>(), "blocks of {n}");
+            let got: Vec<u64> = v.par_iter().by_uniform_blocks(n).map(|x| x + 1).collect();
+            assert!(got.iter().copied().eq(1..20_001), "blocks of {n}");
+        }
+        let mut w = vec![0u64; v.len()];
+        w.par_iter_mut()
+            .zip(&v)
+            .by_exponential_blocks()
+            .for_each(|(w, v)| *w = 3 * v);
+        assert!(w.iter().zip(&v).all(|(w, v)| *w == 3 * v));
+        let seen = AtomicUsize::new(0);
+        let hit = (0..1_000_000usize)
+            .into_par_iter()
+            .by_exponential_blocks()
+            .find_first(|&i| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                i == 1000
+            });
+        assert_eq!(hit, Some(1000));
+        // rounds of t, 2t, 4t, ... items on a pool of t threads end before 2 * 1001 + t
+        let t = asat::current_num_threads();
+        assert!(seen.into_inner() < 2 * 1001 + t);
+    });
+    super::every_index_runs_once(rt);
 }

@@ -18,6 +18,11 @@
 //! call of fewer items than the pool whose items wait for each other still needs a team that
 //! large). Such a call's items are not measured by the policy.
 //!
+//! A call after `by_uniform_blocks` or `by_exponential_blocks` runs as a sequence of rounds,
+//! each one region over the next part of the index space split as above (never per thread),
+//! and stops after a round once the terminal call has its answer (a `done` test that the
+//! searches and the fallible calls give): see [`blocks`].
+//!
 //! Reductions keep the order of the items: under the static schedule each member folds its
 //! one run of blocks and the members' results are combined in member order (which is index
 //! order); under the others each piece's result is kept with its first index (pieces a member
@@ -30,7 +35,8 @@ use std::sync::{Mutex, PoisonError};
 
 use asat_core::{Runtime, Schedule};
 
-use crate::plumbing::{Hints, Producer};
+use crate::blocks;
+use crate::plumbing::{Hints, Producer, Rounds};
 
 /// How a call's index space is split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +92,34 @@ fn nested() -> bool {
 
 /// Runs `f` on every range of `p`'s index space and its items, one region of the current
 /// runtime.
+#[inline]
 pub(crate) fn run<'p, P, F>(p: &'p P, f: F)
+where
+    P: Producer,
+    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+{
+    run_until(p, f, || false);
+}
+
+/// [`run`], and for a call run in rounds (see [`blocks`]), no round after one at whose end
+/// `done()` is true.
+#[inline]
+pub(crate) fn run_until<'p, P, F, D>(p: &'p P, f: F, done: D)
+where
+    P: Producer,
+    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+    D: Fn() -> bool,
+{
+    match p.hints().rounds {
+        None => run_once(p, f, true),
+        Some(rounds) => run_rounds(p, rounds, &f, &done),
+    }
+}
+
+/// One region over the whole index space of `p`; `per_thread`: a call of one block per thread
+/// of the pool runs each on a member of its own (a round does not: see [`blocks`]).
+#[inline]
+fn run_once<'p, P, F>(p: &'p P, f: F, per_thread: bool)
 where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
@@ -101,7 +134,7 @@ where
             // SAFETY: the only call on `p` in this terminal call.
             return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
         }
-        if plan.blocks == rt.max_threads() {
+        if per_thread && plan.blocks == rt.max_threads() {
             return run_per_thread(rt, p, plan, &f);
         }
         // The body holds what the members read in one place (the split by value).
@@ -115,14 +148,82 @@ where
     });
 }
 
+/// `run` in rounds, each one region over a [`Part`] of the index space: out of line, so that
+/// the other calls' path stays as short as it was.
+#[inline(never)]
+fn run_rounds<'p, P, F, D>(p: &'p P, rounds: Rounds, f: &F, done: &D)
+where
+    P: Producer,
+    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+    D: Fn() -> bool,
+{
+    let threads = Runtime::with_current(Runtime::max_threads);
+    for part in blocks::rounds(rounds, p.base_len(), threads) {
+        let at = part.start;
+        run_once(
+            &Part::new(p, part),
+            |r, items| f(shift(r, at), items),
+            false,
+        );
+        if done() {
+            return;
+        }
+    }
+}
+
 /// Folds the items of `p` range by range into accumulators started by `identity` and combines
 /// them in index order: one region of the current runtime.
+#[inline]
 pub(crate) fn reduce<'p, P, A, ID, F, C>(p: &'p P, identity: ID, fold: F, combine: C) -> A
 where
     P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
     F: Fn(A, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    let fold = move |acc, _: Range<usize>, items| fold(acc, items);
+    reduce_until(p, identity, fold, combine, |_| false)
+}
+
+/// [`reduce`] with each range's indices given to `fold` too, and for a call run in rounds
+/// (see [`blocks`]), no round after one at whose end the result so far satisfies `done`.
+#[inline]
+pub(crate) fn reduce_until<'p, P, A, ID, F, C, D>(
+    p: &'p P,
+    identity: ID,
+    fold: F,
+    combine: C,
+    done: D,
+) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool,
+{
+    match p.hints().rounds {
+        None => reduce_once(p, identity, fold, combine, true),
+        Some(rounds) => reduce_rounds(p, rounds, &identity, &fold, &combine, &done),
+    }
+}
+
+/// One region folding the whole index space of `p`; `per_thread` as for [`run_once`].
+#[inline]
+fn reduce_once<'p, P, A, ID, F, C>(
+    p: &'p P,
+    identity: ID,
+    fold: F,
+    combine: C,
+    per_thread: bool,
+) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
     let len = p.base_len();
@@ -135,9 +236,9 @@ where
     Runtime::with_current(move |rt| {
         if alone {
             // SAFETY: the only call on `p` in this terminal call.
-            return rt.alone(|| fold(identity(), unsafe { p.seq(0..len) }));
+            return rt.alone(|| fold(identity(), 0..len, unsafe { p.seq(0..len) }));
         }
-        if plan.blocks == rt.max_threads() {
+        if per_thread && plan.blocks == rt.max_threads() {
             return reduce_per_thread(rt, p, plan, identity, fold, combine);
         }
         if plan.schedule == Schedule::Static {
@@ -149,14 +250,103 @@ where
                 0..plan.blocks,
                 Schedule::Static,
                 &identity,
-                // SAFETY: a schedule hands out every block of the loop exactly once, and blocks
-                // map to disjoint index ranges, so no index is asked for twice.
-                move |acc, b| fold(acc, unsafe { p.seq(plan.items(b)) }),
+                move |acc, b| {
+                    let r = plan.items(b);
+                    // SAFETY: a schedule hands out every block of the loop exactly once, and
+                    // blocks map to disjoint index ranges, so no index is asked for twice.
+                    fold(acc, r.clone(), unsafe { p.seq(r) })
+                },
                 &combine,
             );
         }
         reduce_pieces(rt, p, plan, identity, fold, combine)
     })
+}
+
+/// `reduce` in rounds, each one region over a [`Part`] of the index space (out of line, as
+/// [`run_rounds`]): each round's result is combined into the rounds' before it, in order.
+#[inline(never)]
+fn reduce_rounds<'p, P, A, ID, F, C, D>(
+    p: &'p P,
+    rounds: Rounds,
+    identity: &ID,
+    fold: &F,
+    combine: &C,
+    done: &D,
+) -> A
+where
+    P: Producer,
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool,
+{
+    let threads = Runtime::with_current(Runtime::max_threads);
+    let mut so_far = None;
+    for part in blocks::rounds(rounds, p.base_len(), threads) {
+        let at = part.start;
+        let shifted = |acc, r, items| fold(acc, shift(r, at), items);
+        let this = reduce_once(&Part::new(p, part), identity, shifted, combine, false);
+        let acc = match so_far {
+            None => this,
+            Some(before) => combine(before, this),
+        };
+        if done(&acc) {
+            return acc;
+        }
+        so_far = Some(acc);
+    }
+    so_far.unwrap_or_else(identity)
+}
+
+/// `r` moved `by` indices up: a [`Part`]'s range as indices of the whole space.
+#[inline]
+fn shift(r: Range<usize>, by: usize) -> Range<usize> {
+    r.start + by..r.end + by
+}
+
+/// One round's part of a producer's index space, as a producer of its own whose index 0 is
+/// the part's first index; the part's hints are the producer's, without the rounds.
+struct Part<'p, P> {
+    p: &'p P,
+    start: usize,
+    len: usize,
+}
+
+impl<'p, P> Part<'p, P> {
+    fn new(p: &'p P, part: Range<usize>) -> Self {
+        Part {
+            p,
+            start: part.start,
+            len: part.len(),
+        }
+    }
+}
+
+impl<'p, P: Producer> Producer for Part<'p, P> {
+    type Item = P::Item;
+    type Seq<'a>
+        = P::Seq<'p>
+    where
+        Self: 'a;
+
+    fn base_len(&self) -> usize {
+        self.len
+    }
+
+    unsafe fn seq(&self, range: Range<usize>) -> P::Seq<'p> {
+        // SAFETY: parts of distinct rounds are disjoint, so disjoint ranges of one part are
+        // disjoint ranges of the whole space.
+        unsafe { self.p.seq(shift(range, self.start)) }
+    }
+
+    fn hints(&self) -> Hints {
+        Hints {
+            rounds: None,
+            ..self.p.hints()
+        }
+    }
 }
 
 /// `run` for a call of one block per thread of the pool: block `b` on member `b` of a team of
@@ -191,13 +381,14 @@ where
     P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
     let slots: Vec<Mutex<Option<A>>> = (0..plan.blocks).map(|_| Mutex::new(None)).collect();
     rt.for_each_member(plan.blocks, |b| {
+        let r = plan.items(b..b + 1);
         // SAFETY: `for_each_member` runs every block once; blocks are disjoint ranges.
-        let acc = fold(identity(), unsafe { p.seq(plan.items(b..b + 1)) });
+        let acc = fold(identity(), r.clone(), unsafe { p.seq(r) });
         *slots[b].lock().unwrap_or_else(PoisonError::into_inner) = Some(acc);
     });
     slots
@@ -222,14 +413,15 @@ where
     P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
     // Called once per block handed out: every block is handed out once and blocks are
     // disjoint ranges of indices.
-    let seq = |b: Range<usize>| {
+    let fold_blocks = |acc: A, b: Range<usize>| {
+        let r = plan.items(b);
         // SAFETY: see above.
-        unsafe { p.seq(plan.items(b)) }
+        fold(acc, r.clone(), unsafe { p.seq(r) })
     };
     let mut pieces = rt.parallel_reduce(
         0..plan.blocks,
@@ -238,11 +430,11 @@ where
         |mut pieces: Vec<(usize, usize, A)>, b| {
             match pieces.pop() {
                 Some((start, end, acc)) if end == b.start => {
-                    pieces.push((start, b.end, fold(acc, seq(b))));
+                    pieces.push((start, b.end, fold_blocks(acc, b)));
                 }
                 last => {
                     pieces.extend(last);
-                    pieces.push((b.start, b.end, fold(identity(), seq(b))));
+                    pieces.push((b.start, b.end, fold_blocks(identity(), b)));
                 }
             }
             pieces
@@ -269,6 +461,7 @@ mod tests {
             min_len,
             max_len,
             schedule,
+            rounds: None,
         }
     }
 

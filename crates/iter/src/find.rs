@@ -1,10 +1,24 @@
 //! The searches: `any` (and `all`), `find_any`, `find_first`, `find_last`.
 //!
 //! `any` and `find_any` share a flag per call: once a member has found a hit, every member stops
-//! before its next item. `find_first` and `find_last` look through every range (each range stops
-//! at its own first hit, for `find_first`) and keep the hit of lowest, or highest, index.
+//! before its next item. `find_first` shares the first index of the earliest range in which a
+//! hit was found: a range stops at its own first hit, and before each item once an earlier
+//! range has one (its hits can no longer be the first). `find_last` likewise shares the first
+//! index of the latest range with a hit: a range stops before each item once a later range has
+//! one. The hit of lowest, or highest, index is kept. A call run in rounds (see
+//! [`blocks`](crate::blocks)) runs no round after the one that found a hit, except for
+//! `find_last`, whose rounds go forward.
+//!
+//! The looks at the shared index cost one relaxed load per item, about a cycle: nothing beside
+//! a predicate that does some work, but `position_first` of `black_box(i) == at` over a range,
+//! whose items cost about a cycle each, takes 1.4-1.6x the time it took without them when a
+//! member must look through its whole range (looking every 64 items instead was measured as
+//! no cheaper: counting costs as much as the load). Without them a member went on to the end
+//! of its range after an earlier one had found the answer: with the hit at index 10^6 of 10^8
+//! on two members, 19-20 ms against 0.5-0.6 ms with them (`examples/iter_search.rs`,
+//! BENCHMARKS.md).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::drive;
 use crate::plumbing::Producer;
@@ -16,11 +30,15 @@ where
     F: Fn(P::Item) -> bool + Sync,
 {
     let found = AtomicBool::new(false);
-    drive::run(p, |_, mut items| {
-        if items.any(|x| found.load(Ordering::Relaxed) || pred(x)) {
-            found.store(true, Ordering::Relaxed);
-        }
-    });
+    drive::run_until(
+        p,
+        |_, mut items| {
+            if items.any(|x| found.load(Ordering::Relaxed) || pred(x)) {
+                found.store(true, Ordering::Relaxed);
+            }
+        },
+        || found.load(Ordering::Relaxed),
+    );
     found.into_inner()
 }
 
@@ -31,10 +49,10 @@ where
     F: Fn(&P::Item) -> bool + Sync,
 {
     let found = AtomicBool::new(false);
-    drive::reduce(
+    drive::reduce_until(
         p,
         || None,
-        |acc, mut items| {
+        |acc, _, mut items| {
             acc.or_else(|| {
                 let hit = items
                     .by_ref()
@@ -47,6 +65,7 @@ where
             })
         },
         |a, b| a.or(b),
+        Option::is_some,
     )
 }
 
@@ -56,11 +75,26 @@ where
     P: Producer,
     F: Fn(&P::Item) -> bool + Sync,
 {
-    drive::reduce(
+    // The first index of the earliest range with a hit (`usize::MAX`: none yet).
+    let earliest = AtomicUsize::new(usize::MAX);
+    drive::reduce_until(
         p,
         || None,
-        |acc, mut items| acc.or_else(|| items.find(|x| pred(x))),
+        |acc, range, items| {
+            // A hit in this accumulator's earlier ranges comes first.
+            acc.or_else(|| {
+                let start = range.start;
+                let hit = { items }
+                    .take_while(|_| earliest.load(Ordering::Relaxed) > start)
+                    .find(|x| pred(x));
+                if hit.is_some() {
+                    earliest.fetch_min(start, Ordering::Relaxed);
+                }
+                hit
+            })
+        },
         |a, b| a.or(b),
+        Option::is_some,
     )
 }
 
@@ -70,10 +104,29 @@ where
     P: Producer,
     F: Fn(&P::Item) -> bool + Sync,
 {
-    drive::reduce(
+    // One past the first index of the latest range with a hit (0: none yet).
+    let latest = AtomicUsize::new(0);
+    drive::reduce_until(
         p,
         || None,
-        |acc, items| items.filter(|x| pred(x)).last().or(acc),
+        |acc, range, items| {
+            let start = range.start;
+            let mut hit = None;
+            for x in items {
+                if latest.load(Ordering::Relaxed) > start + 1 {
+                    break;
+                }
+                if pred(&x) {
+                    if hit.is_none() {
+                        latest.fetch_max(start + 1, Ordering::Relaxed);
+                    }
+                    hit = Some(x);
+                }
+            }
+            // This range comes after the accumulator's earlier ones.
+            hit.or(acc)
+        },
         |a, b| b.or(a),
+        |_| false,
     )
 }

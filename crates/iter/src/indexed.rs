@@ -301,7 +301,7 @@ impl<I: IndexedParallelIterator> DoubleEndedProducer for Slice<I> {
 }
 
 /// A parallel iterator with splitting hints set (`with_min_len`, `with_max_len`,
-/// `with_schedule`).
+/// `with_schedule`, `by_uniform_blocks`, `by_exponential_blocks`).
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct Hinted<I> {

@@ -4,12 +4,13 @@
 use std::cmp::Ordering;
 
 use crate::adapters::Positions;
+use crate::blocks::{self, ExponentialBlocks, UniformBlocks};
 use crate::chain::Rev;
 use crate::cmp;
 use crate::fold_chunks::{FoldChunks, FoldChunksWith};
 use crate::indexed::{Chunks, Enumerate, Hinted, Slice, StepBy, Zip};
 use crate::interleave::{Interleave, InterleaveShortest};
-use crate::plumbing::{DoubleEndedProducer, Hints};
+use crate::plumbing::{DoubleEndedProducer, Hints, Rounds};
 use crate::{IntoParallelIterator, ParallelIterator};
 
 /// A parallel iterator whose items stand one for one at indices `0..len()`: it can be zipped,
@@ -111,6 +112,29 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
             ..self.hints()
         };
         Hinted { base: self, hints }
+    }
+
+    /// Runs the terminal call as a sequence of rounds of `size` items, each one region, and
+    /// stops after the round in which a search finds its answer (see [`blocks`](crate::blocks)).
+    ///
+    /// # Panics
+    ///
+    /// If `size` is 0 (as rayon's).
+    fn by_uniform_blocks(self, size: usize) -> UniformBlocks<Self> {
+        assert!(
+            size != 0,
+            "by_uniform_blocks: block size 0: must be at least 1"
+        );
+        blocks::in_rounds(self, Rounds::Uniform(size))
+    }
+
+    /// Runs the terminal call as a sequence of rounds, the first of
+    /// [`current_num_threads`](crate::current_num_threads) items and each next one twice as
+    /// large, each one region, and stops after the round in which a search finds its answer
+    /// (see [`blocks`](crate::blocks)): a `find_first` then looks at about twice as many items
+    /// as precede its answer, not at the whole space.
+    fn by_exponential_blocks(self) -> ExponentialBlocks<Self> {
+        blocks::in_rounds(self, Rounds::Exponential)
     }
 
     /// The index of some item for which `pred` is true; stops early.

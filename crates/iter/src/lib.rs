@@ -55,7 +55,9 @@
 //!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
 //!   `skip`, `chunks`, `fold_chunks`, `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)),
 //!   `interleave`, `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain`
-//!   of two indexed iterators is indexed).
+//!   of two indexed iterators is indexed), `by_uniform_blocks` and `by_exponential_blocks` (the
+//!   call runs as a sequence of rounds, each one region, and a search stops after the round
+//!   with its answer: see [`blocks`](mod@blocks)).
 //! - Terminals: `for_each` (`_init`, `_with`), `try_for_each` (`_init`, `_with`), `sum`,
 //!   `product`, `reduce`, `reduce_with`, `try_reduce`, `try_reduce_with` (the `try_` forms on
 //!   `Result`, `Option` and `ControlFlow` items stop at a failure: see
@@ -97,14 +99,10 @@
 //! members take jobs from one shared queue, which cannot hand one job to each member),
 //! `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`,
 //! `ThreadPool::current_thread_has_pending_tasks` (asat owns its threads and has no per-thread
-//! queues); `by_uniform_blocks` and `by_exponential_blocks` (rayon runs the iterator as a
-//! sequence of blocks, each in parallel, and stops once the consumer is full, as `find_first`
-//! is after the block that holds its answer; here a terminal call is one region over the whole
-//! index space, split by [`drive`], which has neither a block-by-block mode nor a way for a
-//! reduction to say it is done, and an adapter cannot add them); `intersperse` on unindexed
-//! iterators (see [`intersperse`](mod@intersperse)); the less used `find`/`position`
-//! (deprecated in rayon) and `par_array_windows`; the plumbing traits (`Producer`/`Consumer`
-//! as rayon has them: this crate's own protocol is [`plumbing::Producer`]).
+//! queues); `intersperse` on unindexed iterators (see [`intersperse`](mod@intersperse)); the
+//! less used `find`/`position` (deprecated in rayon) and `par_array_windows`; the plumbing
+//! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! [`plumbing::Producer`]).
 //!
 //! # One call, one region
 //!
@@ -151,6 +149,7 @@
 //! [`Team::barrier`](asat_core::Team).
 
 pub mod adapters;
+pub mod blocks;
 pub mod bridge;
 pub mod chain;
 pub mod cmp;

@@ -85,11 +85,25 @@ pub struct Hints {
     pub max_len: usize,
     /// An explicit schedule, in indices. From `with_schedule`.
     pub schedule: Option<Schedule>,
+    /// Run the call as a sequence of rounds, each over the next part of the index space
+    /// (`None`: all of it at once). From `by_uniform_blocks` and `by_exponential_blocks`.
+    pub rounds: Option<Rounds>,
+}
+
+/// How a call runs as a sequence of rounds, each one region over the next part of the index
+/// space, stopping early once the terminal call has its answer (see [`blocks`](crate::blocks)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounds {
+    /// Rounds of this many indices (at least 1), the last one shorter (`by_uniform_blocks`).
+    Uniform(usize),
+    /// The first round as many indices as the pool has threads, each next one twice as many
+    /// (`by_exponential_blocks`).
+    Exponential,
 }
 
 impl Hints {
     /// The hints of two producers driven together (a zip): the larger minimum, the smaller
-    /// maximum, the first explicit schedule.
+    /// maximum, the first explicit schedule, the first sequence of rounds.
     #[inline]
     pub fn merge(self, other: Hints) -> Hints {
         let max_len = match (self.max_len, other.max_len) {
@@ -100,6 +114,7 @@ impl Hints {
             min_len: self.min_len.max(other.min_len),
             max_len,
             schedule: self.schedule.or(other.schedule),
+            rounds: self.rounds.or(other.rounds),
         }
     }
 }

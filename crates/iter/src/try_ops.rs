@@ -9,7 +9,8 @@
 //! failure, or `op` returning one) raises it, and every member checks it **after each item**
 //! and before each range it is handed, so a failure stops the whole call: its own range at
 //! once, the other members after the item they are making, and ranges handed out later
-//! (dynamic schedules) before their first item.
+//! (dynamic schedules) before their first item; a call run in rounds
+//! ([`blocks`](crate::blocks)) runs no round after the one in which an item failed.
 //!
 //! # Which failure
 //!
@@ -18,17 +19,17 @@
 //! the item is looked at). So the call returns **the failure of lowest index among the items
 //! that ran**: when exactly one item would fail, that one; when several would, the first in
 //! order among those the members reached before they saw the flag (rayon promises only that
-//! it returns one of the failures). Every item runs, once, when none fails. No item before the failure is promised to
-//! have run (its member may have stopped first); within one range, no item after its failure
-//! runs.
+//! it returns one of the failures). Every item runs, once, when none fails. No item before the
+//! failure is promised to have run (its member may have stopped first); within one range, no
+//! item after its failure runs.
 //!
 //! # `try_fold`
 //!
 //! [`try_fold`](crate::ParallelIterator::try_fold) folds each range (one per member under the
 //! static schedule) until its first failure, and, as in rayon, one range's failure does not
-//! stop the others' folds: it yields one value per range, the fold's result or its failure. A `try_reduce` after it
-//! stops taking ranges once one of them has failed; ranges already being folded run to their
-//! end or their own failure (in rayon they may stop earlier).
+//! stop the others' folds: it yields one value per range, the fold's result or its failure. A
+//! `try_reduce` after it stops taking ranges once one of them has failed; ranges already being
+//! folded run to their end or their own failure (in rayon they may stop earlier).
 
 use std::marker::PhantomData;
 use std::ops::{ControlFlow, Range};
@@ -163,10 +164,10 @@ where
             ControlFlow::Break(r) => ControlFlow::Break(fail(r)),
         },
     };
-    let result = drive::reduce(
+    let result = drive::reduce_until(
         p,
         || Partial::Ok(start().map(P::Item::from_output)),
-        |acc, mut items| {
+        |acc, _, mut items| {
             let Partial::Ok(acc) = acc else { return acc };
             if failed.load(Ordering::Relaxed) {
                 return Partial::Halted;
@@ -200,6 +201,8 @@ where
                 ControlFlow::Break(f) => Partial::Failed(f),
             },
         },
+        // A call in rounds runs none after a failure.
+        |_| failed.load(Ordering::Relaxed),
     );
     match result {
         Partial::Ok(t) => t,

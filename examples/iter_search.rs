@@ -1,0 +1,149 @@
+//! Searches that stop early: `position_first` over `0..n` whose one hit is at index `at`, on
+//! asat and on rayon (each a pool of `--threads`), plainly and after `by_exponential_blocks`,
+//! against std's sequential `position`.
+//!
+//! ```text
+//! cargo run --release --example iter_search -- --n 100000000 --at 10,1000,1000000,50000000
+//! ```
+//!
+//! Prints, per hit index, the median time per call of `--reps` calls of each form (the forms
+//! alternate within each repetition) and its ratio over the sequential search.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Early-stopping searches (position_first) on asat, rayon and std")]
+struct Args {
+    /// Length of the searched range.
+    #[arg(long, default_value_t = 100_000_000)]
+    n: usize,
+    /// Indices of the hit, one table row each.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,1000,1000000,50000000"
+    )]
+    at: Vec<usize>,
+    /// Threads of each pool.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Repetitions per form and row.
+    #[arg(long, default_value_t = 11)]
+    reps: usize,
+    /// Forms to run, of: std, asat, asat-blocks, rayon, rayon-blocks.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "std,asat,asat-blocks,rayon,rayon-blocks"
+    )]
+    forms: Vec<String>,
+}
+
+const FORMS: [&str; 5] = ["std", "asat", "asat-blocks", "rayon", "rayon-blocks"];
+
+/// Whether item `i` is the hit (opaque to the optimiser, so every item is looked at).
+#[inline]
+fn hit(i: usize, at: usize) -> bool {
+    black_box(i) == at
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Some(bad) = args.forms.iter().find(|f| !FORMS.contains(&f.as_str())) {
+        eprintln!(
+            "iter_search: unknown form {bad:?}; the forms are {}",
+            FORMS.join(", ")
+        );
+        std::process::exit(2);
+    }
+    if args.threads == 0 || args.reps == 0 {
+        eprintln!("iter_search: --threads and --reps must be at least 1");
+        std::process::exit(2);
+    }
+    if let Some(at) = args.at.iter().find(|&&at| at >= args.n) {
+        eprintln!("iter_search: --at {at} is not below --n {}", args.n);
+        std::process::exit(2);
+    }
+    let asat = asat::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .unwrap_or_else(|e| panic!("asat pool: {e}"));
+    let rayon = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .unwrap_or_else(|e| panic!("rayon pool: {e}"));
+    let n = args.n;
+    println!(
+        "position_first over 0..{n}, {} threads, median of {} calls, ms (ratio over std)",
+        args.threads, args.reps
+    );
+    print!("{:>10}", "hit at");
+    for f in &args.forms {
+        print!("  {f:>20}");
+    }
+    println!();
+    for &at in &args.at {
+        let run = |form: &str| match form {
+            "std" => (0..n).position(|i| hit(i, at)),
+            "asat" => asat.install(|| on_asat(n, at, false)),
+            "asat-blocks" => asat.install(|| on_asat(n, at, true)),
+            "rayon" => rayon.install(|| on_rayon(n, at, false)),
+            _ => rayon.install(|| on_rayon(n, at, true)),
+        };
+        let mut times = vec![Vec::new(); args.forms.len()];
+        for _ in 0..args.reps {
+            for (f, form) in args.forms.iter().enumerate() {
+                let t = Instant::now();
+                let got = run(form);
+                times[f].push(t.elapsed().as_secs_f64() * 1e3);
+                assert_eq!(got, Some(at), "{form}: wrong position");
+            }
+        }
+        let medians: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+        let base = args
+            .forms
+            .iter()
+            .position(|f| f == "std")
+            .map(|i| medians[i]);
+        print!("{at:>10}");
+        for m in &medians {
+            match base {
+                Some(b) => print!("  {:>11.3} ({:>5.2}x)", m, m / b),
+                None => print!("  {m:>20.3}"),
+            }
+        }
+        println!();
+    }
+}
+
+/// The search on the installed asat pool, after `by_exponential_blocks` when `blocks`.
+fn on_asat(n: usize, at: usize, blocks: bool) -> Option<usize> {
+    use asat::prelude::*;
+    let items = (0..n).into_par_iter();
+    if blocks {
+        let blocks = items.enumerate().by_exponential_blocks();
+        blocks.find_map_first(|(k, i)| hit(i, at).then_some(k))
+    } else {
+        items.position_first(|i| hit(i, at))
+    }
+}
+
+/// The same search on the installed rayon pool.
+fn on_rayon(n: usize, at: usize, blocks: bool) -> Option<usize> {
+    use rayon::prelude::*;
+    let items = (0..n).into_par_iter();
+    if blocks {
+        let blocks = items.enumerate().by_exponential_blocks();
+        blocks.find_map_first(|(k, i)| hit(i, at).then_some(k))
+    } else {
+        items.position_first(|i| hit(i, at))
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
