@@ -182,6 +182,15 @@ proptest! {
                 s.split(v.par_windows(size)).map(|w| w.iter().sum::<i64>()).collect::<Vec<_>>(),
                 v.windows(size).map(|w| w.iter().sum::<i64>()).collect::<Vec<_>>()
             );
+            // array windows of a few sizes, forwards and backwards
+            let sums = |n: usize| v.windows(n).map(|w| w.iter().sum::<i64>()).collect::<Vec<_>>();
+            let got: Vec<i64> = s.split(v.par_array_windows::<1>()).map(|[a]| *a).collect();
+            prop_assert_eq!(got, sums(1));
+            let got: Vec<i64> = s.split(v.par_array_windows()).map(|[a, b, c]| a + b + c).collect();
+            prop_assert_eq!(got, sums(3));
+            let got: Vec<&[i64; 2]> = s.split(v.par_array_windows().rev()).collect();
+            let want: Vec<&[i64]> = v.windows(2).rev().collect();
+            prop_assert!(got.iter().map(|w| &w[..]).eq(want));
             let (mut got, mut want) = (v.clone(), v.clone());
             s.split(got.par_chunks_mut(size)).enumerate().for_each(|(i, c)| {
                 for x in c {

@@ -199,6 +199,18 @@ fn zero_sizes_are_refused() {
         msg(&mut || drop(v.par_iter().chunks(0))),
         "chunks: chunk size 0: must be at least 1"
     );
+    assert_eq!(
+        msg(&mut || drop(v.par_windows(0))),
+        "par_windows: window size 0: must be at least 1"
+    );
+    assert_eq!(
+        msg(&mut || drop(v.par_array_windows::<0>())),
+        "par_array_windows: window size 0: must be at least 1"
+    );
+    assert_eq!(
+        msg(&mut || drop(v.par_iter().by_uniform_blocks(0))),
+        "by_uniform_blocks: block size 0: must be at least 1"
+    );
 }
 
 /// A panicking separator or run test reaches the caller (also from the `_mut` forms' pass

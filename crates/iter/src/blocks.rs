@@ -263,10 +263,4 @@ mod tests {
             );
         });
     }
-
-    #[test]
-    #[should_panic(expected = "by_uniform_blocks: block size 0: must be at least 1")]
-    fn uniform_blocks_of_zero_are_refused() {
-        let _ = (0..10u32).into_par_iter().by_uniform_blocks(0);
-    }
 }

@@ -31,8 +31,9 @@
 //!   `&mut BinaryHeap` ([`ParallelDrainFull`]), both in the prelude as in rayon's (see
 //!   [`drain`]).
 //! - Slices ([`ParallelSlice`], [`ParallelSliceMut`], see [`slice`](mod@slice)): `par_chunks`,
-//!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`, `par_split`,
-//!   `par_split_inclusive`, `par_chunk_by`, and the `_mut` forms of all but `par_windows`
+//!   `par_chunks_exact`, `par_rchunks`, `par_rchunks_exact`, `par_windows`,
+//!   `par_array_windows`, `par_split`, `par_split_inclusive`, `par_chunk_by`, and the `_mut`
+//!   forms of all but the windows
 //!   (the `_exact` forms keep the elements left over: `remainder`, and on the `_mut` forms
 //!   `into_remainder` and `take_remainder`, as in rayon; the `_mut` splits find their pieces
 //!   in a pass of their own: see [`slice::split`](mod@slice::split)).
@@ -100,8 +101,8 @@
 //! `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`,
 //! `ThreadPool::current_thread_has_pending_tasks` (asat owns its threads and has no per-thread
 //! queues); `intersperse` on unindexed iterators (see [`intersperse`](mod@intersperse)); the
-//! less used `find`/`position` (deprecated in rayon) and `par_array_windows`; the plumbing
-//! traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! less used `find`/`position` (deprecated in rayon); the plumbing traits
+//! (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]).
 //!
 //! # One call, one region

@@ -1,5 +1,6 @@
-//! `par_chunks`, `par_chunks_exact`, their `_mut` forms, and `par_windows`: chunks and windows
-//! of a slice, counted from its front, as std's iterators of the same names.
+//! `par_chunks`, `par_chunks_exact`, their `_mut` forms, `par_windows` and
+//! `par_array_windows`: chunks and windows of a slice, counted from its front, as std's
+//! iterators of the same names.
 
 use std::ops::Range;
 
@@ -181,6 +182,67 @@ impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
 impl<'data, T: Sync> DoubleEndedProducer for Windows<'data, T> {
     type SeqRev<'a>
         = std::iter::Rev<std::slice::Windows<'data, T>>
+    where
+        Self: 'a;
+
+    #[inline]
+    unsafe fn seq_rev(&self, r: Range<usize>) -> Self::SeqRev<'_> {
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { self.seq(r) }.rev()
+    }
+}
+
+/// `par_array_windows::<N>()`: every `&[T; N]` window of `N` consecutive elements.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until a terminal call"]
+pub struct ArrayWindows<'data, T, const N: usize> {
+    pub(crate) slice: &'data [T],
+}
+
+/// A window of `N` elements as an array reference.
+#[inline]
+fn as_array<T, const N: usize>(window: &[T]) -> &[T; N] {
+    window
+        .try_into()
+        .expect("slice::Windows yields windows of exactly N elements")
+}
+
+/// The sequential side of [`ArrayWindows`]: std's windows as arrays.
+pub type ArrayWindowsSeq<'data, T, const N: usize> =
+    std::iter::Map<std::slice::Windows<'data, T>, fn(&'data [T]) -> &'data [T; N]>;
+
+impl<'data, T: Sync, const N: usize> Producer for ArrayWindows<'data, T, N> {
+    type Item = &'data [T; N];
+    type Seq<'a>
+        = ArrayWindowsSeq<'data, T, N>
+    where
+        Self: 'a;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        Windows {
+            slice: self.slice,
+            size: N,
+        }
+        .base_len()
+    }
+
+    #[inline]
+    unsafe fn seq(&self, r: Range<usize>) -> Self::Seq<'_> {
+        let windows = Windows {
+            slice: self.slice,
+            size: N,
+        };
+        // SAFETY: the caller's range (shared items: nothing to keep apart).
+        unsafe { windows.seq(r) }.map(as_array::<T, N> as fn(&'data [T]) -> &'data [T; N])
+    }
+}
+
+impl<T: Sync, const N: usize> IndexedParallelIterator for ArrayWindows<'_, T, N> {}
+
+impl<'data, T: Sync, const N: usize> DoubleEndedProducer for ArrayWindows<'data, T, N> {
+    type SeqRev<'a>
+        = std::iter::Rev<ArrayWindowsSeq<'data, T, N>>
     where
         Self: 'a;
 

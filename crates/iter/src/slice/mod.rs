@@ -1,5 +1,6 @@
 //! Parallel iterators over slices, `Vec`s and arrays: `par_iter`, `par_iter_mut`,
-//! `par_chunks`, `par_rchunks`, their `_mut` and `_exact` forms, `par_windows`, `par_split`,
+//! `par_chunks`, `par_rchunks`, their `_mut` and `_exact` forms, `par_windows`,
+//! `par_array_windows`, `par_split`,
 //! `par_split_inclusive`, `par_chunk_by` and their `_mut` forms (see [`split`](mod@split) for
 //! how those are split).
 
@@ -18,7 +19,7 @@ pub mod split;
 use crate::{
     IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
 };
-pub use chunks::{Chunks, ChunksExact, ChunksMut, Windows};
+pub use chunks::{ArrayWindows, ArrayWindowsSeq, Chunks, ChunksExact, ChunksMut, Windows};
 pub use exact_mut::{ChunksExactMut, RChunksExactMut};
 pub use rchunks::{RChunks, RChunksExact, RChunksMut};
 pub use split::{ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut};
@@ -152,6 +153,30 @@ pub trait ParallelSlice<T: Sync> {
         Windows {
             slice: self.as_parallel_slice(),
             size,
+        }
+    }
+
+    /// Every window of `N` consecutive elements, as an array reference (rayon's
+    /// `par_array_windows`, std's `array_windows`).
+    ///
+    /// ```
+    /// use asat_iter::prelude::*;
+    ///
+    /// let v = [1, 2, 3, 5, 8];
+    /// let steps: Vec<i32> = v.par_array_windows().map(|[a, b]| b - a).collect();
+    /// assert_eq!(steps, [1, 1, 2, 3]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `N` is 0.
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N> {
+        assert!(
+            N != 0,
+            "par_array_windows: window size 0: must be at least 1"
+        );
+        ArrayWindows {
+            slice: self.as_parallel_slice(),
         }
     }
 
