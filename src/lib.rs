@@ -34,7 +34,8 @@ pub use asat_gang as gang;
 pub use asat_implicit as implicit;
 pub use asat_iter as iter;
 pub use asat_iter::{
-    in_place_scope, in_place_scope_fifo, prelude, scope, scope_fifo, slice, str, Scope, ScopeFifo,
+    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, prelude, scope,
+    scope_fifo, slice, str, Scope, ScopeFifo,
 };
 #[cfg(feature = "mpi")]
 pub use asat_mpi as mpi;

@@ -103,6 +103,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn iter_scope_broadcasts_reach_every_member() {
+                    super::iter_more::iter_scope_broadcast(&rt());
+                }
+
+                #[test]
                 fn iter_blocks_run_in_rounds_and_searches_stop() {
                     super::iter_more::iter_blocks(&rt());
                 }

@@ -170,3 +170,35 @@ pub fn iter_blocks(rt: &Runtime) {
     });
     super::every_index_runs_once(rt);
 }
+
+/// `Scope::spawn_broadcast` runs its job once on every member of the scope's team, whatever
+/// size the policy gives it, from `op` and from jobs; `current_thread_has_pending_tasks` is
+/// `None` off the runtime's members.
+pub fn iter_scope_broadcast(rt: &Runtime) {
+    use asat::prelude::ThreadPoolScopes;
+    assert_eq!(rt.current_thread_has_pending_tasks(), None);
+    for round in 0..20 {
+        let runs: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+        let sizes = std::sync::Mutex::new(Vec::new());
+        let record = |ctx: asat::BroadcastContext<'_>| {
+            runs[ctx.index()].fetch_add(1, Ordering::Relaxed);
+            sizes.lock().unwrap().push(ctx.num_threads());
+        };
+        rt.scope(|s| {
+            if round % 2 == 0 {
+                s.spawn_broadcast(|_, ctx| record(ctx));
+            } else {
+                s.spawn(|s| s.spawn_broadcast(|_, ctx| record(ctx)));
+            }
+            for _ in 0..10 {
+                s.spawn(|_| assert!(rt.current_thread_has_pending_tasks().is_some()));
+            }
+        });
+        let sizes = sizes.into_inner().unwrap();
+        let n = sizes[0];
+        assert!(n >= 1 && n <= rt.current_num_threads(), "team of {n}");
+        assert_eq!(sizes, vec![n; n], "round {round}");
+        assert!(runs.iter().take(n).all(|r| r.load(Ordering::Relaxed) == 1));
+    }
+    super::every_index_runs_once(rt);
+}

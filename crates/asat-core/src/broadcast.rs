@@ -26,7 +26,10 @@ pub struct BroadcastContext<'a> {
 }
 
 impl<'a> BroadcastContext<'a> {
-    fn of(team: &'a Team<'a>) -> Self {
+    /// The context of `team`'s member: its index and the team's size, as a broadcast gives
+    /// them. For clients that run broadcast jobs of their own on a region's team (asat-iter's
+    /// `Scope::spawn_broadcast` runs one on each member of a scope's team).
+    pub fn of(team: &'a Team<'a>) -> Self {
         BroadcastContext {
             index: team.index(),
             num_threads: team.size(),

@@ -80,9 +80,12 @@
 //! - [`scope()`] and [`Scope::spawn`], [`scope_fifo`] and [`ScopeFifo::spawn_fifo`],
 //!   [`in_place_scope`], [`in_place_scope_fifo`]: spawned jobs run on the team of one region,
 //!   from a shared queue, starting in spawn order; `op` runs on the calling thread (see
-//!   [`scope`](mod@scope) for the design and its limits). [`ThreadPoolScopes`] (in the
-//!   prelude) gives a [`ThreadPool`] rayon's `scope`, `scope_fifo`, `in_place_scope` and
-//!   `in_place_scope_fifo` methods.
+//!   [`scope`](mod@scope) for the design and its limits). [`Scope::spawn_broadcast`] and
+//!   [`ScopeFifo::spawn_broadcast`]: a job run once by each member of the scope's team.
+//!   [`current_thread_has_pending_tasks`]: whether the member's scope has jobs queued.
+//!   [`ThreadPoolScopes`] (in the prelude) gives a [`ThreadPool`] rayon's `scope`,
+//!   `scope_fifo`, `in_place_scope`, `in_place_scope_fifo` and
+//!   `current_thread_has_pending_tasks` methods.
 //! - [`join`], [`join_context`], [`ThreadPoolBuilder`] (`num_threads`, `build`,
 //!   `build_global`, `thread_name`, `stack_size`, `start_handler`, `exit_handler`,
 //!   `panic_handler`, `use_current_thread`), [`ThreadPool::install`](Runtime::install),
@@ -96,13 +99,10 @@
 //!   ignored (rayon aborts); [`yield_now`], [`yield_local`]. See [`spawn`] (asat-core's) for
 //!   the design and its limits.
 //!
-//! Not here (yet): `Scope::spawn_broadcast` and `ScopeFifo::spawn_broadcast` (a scope's
-//! members take jobs from one shared queue, which cannot hand one job to each member),
-//! `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`,
-//! `ThreadPool::current_thread_has_pending_tasks` (asat owns its threads and has no per-thread
-//! queues); `intersperse` on unindexed iterators (see [`intersperse`](mod@intersperse)); the
-//! less used `find`/`position` (deprecated in rayon); the plumbing traits
-//! (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! Not here (yet): `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`
+//! (asat owns its threads); `intersperse` on unindexed iterators (see
+//! [`intersperse`](mod@intersperse)); the less used `find`/`position` (deprecated in rayon);
+//! the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]).
 //!
 //! # One call, one region
@@ -201,7 +201,8 @@ pub use indexed_iter::IndexedParallelIterator;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::ParallelIterator;
 pub use scope::{
-    in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo, ThreadPoolScopes,
+    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, scope, scope_fifo,
+    Scope, ScopeFifo, ThreadPoolScopes,
 };
 pub use slice::{ParallelSlice, ParallelSliceMut};
 #[allow(deprecated)]

@@ -16,6 +16,15 @@
 //! end before `scope` returns, and a job never run (none is: see panics) would be dropped with
 //! the scope. The queue holds boxed `FnOnce` jobs behind a mutex.
 //!
+//! [`Scope::spawn_broadcast`] (and [`ScopeFifo::spawn_broadcast`]) queues one shared `Fn` job
+//! on a list of each member's own, beside the shared queue, when the scope's team is known
+//! (the first member to arrive makes one list per member; a spawn can only come from `op` or a
+//! job, so after that). A member runs the jobs of its own list, oldest first, before taking
+//! from the shared queue; a broadcast counts once per member in the jobs the scope waits for.
+//! So every member of the team runs the job exactly once, with a
+//! [`BroadcastContext`] giving its index in the team and the
+//! team's size, before `scope` returns; member 0 runs its part after `op` has returned.
+//!
 //! # The variants
 //!
 //! - [`scope_fifo`] and [`ScopeFifo::spawn_fifo`]: rayon runs a FIFO scope's jobs in the order
@@ -48,19 +57,26 @@
 //! - `op` or a job that *blocks until another job has run* (a spin on a flag, a channel receive)
 //!   hangs when no other member is free to run that job: with a team of one always (as in rayon
 //!   with one thread). Let jobs hand results over through the scope's end instead.
-//! - Not here: rayon's `Scope::spawn_broadcast` and `ScopeFifo::spawn_broadcast` (the
-//!   members take jobs from one shared queue, which cannot hand one job to each member; a
-//!   [`broadcast`](asat_core::broadcast()) from a job runs inline as a team of one, as nested
-//!   calls do). Detached jobs (`spawn`, `spawn_fifo`, `spawn_broadcast` outside a scope, and
-//!   their `ThreadPool` methods) are asat-core's: they run on threads of the runtime's own,
-//!   not on a region's team (see [`asat_core::spawn`]).
+//! - A scope's broadcast reaches the members of the scope's team, which the policy sized
+//!   (rayon's reaches every thread of the pool): [`BroadcastContext::num_threads`] is the
+//!   team's size, 1 for a scope run inline. A broadcast job that waits for the other members
+//!   (a `std::sync::Barrier` of `num_threads`) needs them all free to reach it: member 0 only
+//!   once `op` has returned, the others once their running job has. A
+//!   [`broadcast`](asat_core::broadcast()) called from a job runs inline as a team of one, as
+//!   nested calls do.
+//! - Detached jobs (`spawn`, `spawn_fifo`, `spawn_broadcast` outside a scope, and their
+//!   `ThreadPool` methods) are asat-core's: they run on threads of the runtime's own, not on a
+//!   region's team (see [`asat_core::spawn`]).
 
 use std::fmt;
+use std::sync::Arc;
 
-use asat_core::Runtime;
+use asat_core::{BroadcastContext, Runtime};
 
+mod pending;
 mod queue;
 
+pub use pending::current_thread_has_pending_tasks;
 use queue::{Handle, Queue};
 
 /// Runs `op` with a [`Scope`] whose spawned jobs run on the team of one region; returns what
@@ -212,6 +228,39 @@ impl<'scope> Scope<'scope> {
     {
         self.queue.push(Box::new(body));
     }
+
+    /// Queues `body` to run once on every member of the scope's team before [`scope`]
+    /// returns (rayon's `Scope::spawn_broadcast`), each time with a [`BroadcastContext`]
+    /// giving the member's index in the team and the team's size. Each member runs the
+    /// broadcasts queued for it in the order they were spawned, before other jobs it has not
+    /// started; member 0 (the calling thread) once `op` has returned. See the
+    /// [module docs](self) for which threads receive it.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = asat_iter::ThreadPoolBuilder::new()
+    ///     .num_threads(3)
+    ///     .policy(asat_core::Fixed::new(3))
+    ///     .build()
+    ///     .unwrap();
+    /// let seen = AtomicUsize::new(0);
+    /// pool.install(|| {
+    ///     asat_iter::scope(|s| {
+    ///         s.spawn_broadcast(|_, ctx| {
+    ///             assert_eq!(ctx.num_threads(), 3);
+    ///             seen.fetch_or(1 << ctx.index(), Ordering::Relaxed);
+    ///         });
+    ///     })
+    /// });
+    /// assert_eq!(seen.into_inner(), 0b111);
+    /// ```
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        self.queue.push_broadcast(Arc::new(body));
+    }
 }
 
 impl<'scope> ScopeFifo<'scope> {
@@ -223,11 +272,21 @@ impl<'scope> ScopeFifo<'scope> {
     {
         self.queue.push(Box::new(body));
     }
+
+    /// [`Scope::spawn_broadcast`] in a FIFO scope: `body` runs once on every member of the
+    /// scope's team, each member running its broadcasts in spawn order.
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&ScopeFifo<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        self.queue.push_broadcast(Arc::new(body));
+    }
 }
 
 /// rayon's `ThreadPool` scope methods on a [`Runtime`] (asat's `ThreadPool`), in the prelude:
 /// each runs the function of the same name with the runtime
-/// [installed](Runtime::install), so its region is the runtime's.
+/// [installed](Runtime::install), so its region is the runtime's; and
+/// `current_thread_has_pending_tasks`, about this runtime's scopes.
 ///
 /// ```
 /// use asat_iter::prelude::*;
@@ -263,6 +322,10 @@ pub trait ThreadPoolScopes {
     fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&ScopeFifo<'scope>) -> R;
+
+    /// [`current_thread_has_pending_tasks`], `None` unless the calling thread runs a member
+    /// of one of this runtime's calls (rayon's `ThreadPool::current_thread_has_pending_tasks`).
+    fn current_thread_has_pending_tasks(&self) -> Option<bool>;
 }
 
 impl ThreadPoolScopes for Runtime {
@@ -294,6 +357,10 @@ impl ThreadPoolScopes for Runtime {
         OP: FnOnce(&ScopeFifo<'scope>) -> R,
     {
         self.install(|| in_place_scope_fifo(op))
+    }
+
+    fn current_thread_has_pending_tasks(&self) -> Option<bool> {
+        pending::on(self)
     }
 }
 

@@ -1,19 +1,27 @@
 //! The engine under [`Scope`](super::Scope) and [`ScopeFifo`](super::ScopeFifo): one queue of
-//! spawned jobs shared by a region's members, and the region that runs `op` and the jobs (see
-//! the [module docs](super) for the protocol).
+//! spawned jobs shared by a region's members, a list of broadcast jobs per member, and the
+//! region that runs `op` and the jobs (see the [module docs](super) for the protocol).
 
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 
-use asat_core::Runtime;
+use asat_core::{BroadcastContext, Runtime, Team};
+
+use super::pending::{Member, Pending};
 
 /// A spawned job, given the handle of its scope.
 type Job<'scope, H> = Box<dyn FnOnce(&H) + Send + 'scope>;
+
+/// The locked state of a scope.
+type Guard<'a, 'scope, H> = MutexGuard<'a, State<'scope, H>>;
+
+/// A broadcast job, run once by every member of the scope's team.
+pub(super) type Broadcast<'scope, H> = Arc<dyn Fn(&H, BroadcastContext<'_>) + Send + Sync + 'scope>;
 
 /// What a scope handle ([`Scope`](super::Scope), [`ScopeFifo`](super::ScopeFifo)) holds.
 pub(super) struct Queue<'scope, H> {
@@ -22,12 +30,17 @@ pub(super) struct Queue<'scope, H> {
     ready: Condvar,
     /// The first panic of `op` or a job.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Counts of the queued jobs, for `current_thread_has_pending_tasks`.
+    pending: Arc<Pending>,
 }
 
 /// What the members of a scope share.
 struct State<'scope, H> {
     queue: VecDeque<Job<'scope, H>>,
-    /// Jobs queued or running.
+    /// The broadcast jobs member `i` has not run yet, at `i` (one list per member of the team,
+    /// made when the first member arrives).
+    broadcasts: Vec<VecDeque<Broadcast<'scope, H>>>,
+    /// Jobs queued or running, each broadcast counting once per member.
     pending: usize,
     /// Whether `op` has returned (or panicked).
     op_done: bool,
@@ -54,11 +67,13 @@ impl<'scope, H: Handle<'scope>> Queue<'scope, H> {
         Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
+                broadcasts: Vec::new(),
                 pending: 0,
                 op_done: false,
             }),
             ready: Condvar::new(),
             panic: Mutex::new(None),
+            pending: Arc::default(),
         }
     }
 
@@ -67,8 +82,36 @@ impl<'scope, H: Handle<'scope>> Queue<'scope, H> {
         let mut state = lock(&self.state);
         state.queue.push_back(job);
         state.pending += 1;
+        self.pending.queued(1);
         drop(state);
         self.ready.notify_one();
+    }
+
+    /// Queues `job` once for every member of the team, behind the broadcasts queued before it.
+    pub(super) fn push_broadcast(&self, job: Broadcast<'scope, H>) {
+        let mut state = lock(&self.state);
+        // A handle is reached only from `op` or a job, which run on members of the scope's
+        // region: the lists exist.
+        assert!(
+            !state.broadcasts.is_empty(),
+            "scope: spawn_broadcast before the scope's team started"
+        );
+        for list in &mut state.broadcasts {
+            list.push_back(Arc::clone(&job));
+        }
+        state.pending += state.broadcasts.len();
+        self.pending.broadcast(None, 1);
+        drop(state);
+        self.ready.notify_all();
+    }
+
+    /// Makes the broadcast lists of a team of `size` (the first member to arrive does).
+    fn join_team(&self, size: usize) {
+        let mut state = lock(&self.state);
+        if state.broadcasts.is_empty() {
+            state.broadcasts.resize_with(size, VecDeque::new);
+            self.pending.team(size);
+        }
     }
 
     /// Runs `f`, recording its panic (the first one wins) instead of unwinding.
@@ -88,25 +131,38 @@ impl<'scope, H: Handle<'scope>> Queue<'scope, H> {
         self.ready.notify_all();
     }
 
-    /// A member's part: runs queued jobs, oldest first, until `op` has returned and no job is
-    /// queued or running. Never unwinds (jobs run under `catching`).
-    fn work(&self, handle: &H) {
+    /// A member's part: runs its broadcast jobs and the queued jobs, oldest first (its own
+    /// broadcasts before the shared queue), until `op` has returned and no job is queued or
+    /// running. Never unwinds (jobs run under `catching`).
+    fn work(&self, handle: &H, team: &Team<'_>) {
+        let me = team.index();
         let mut state = lock(&self.state);
         loop {
-            if let Some(job) = state.queue.pop_front() {
+            if let Some(job) = state.broadcasts[me].pop_front() {
+                self.pending.broadcast(Some(me), -1);
+                drop(state);
+                self.catching(|| job(handle, BroadcastContext::of(team)));
+                state = self.finished(lock(&self.state));
+            } else if let Some(job) = state.queue.pop_front() {
+                self.pending.queued(-1);
                 drop(state);
                 self.catching(|| job(handle));
-                state = lock(&self.state);
-                state.pending -= 1;
-                if state.pending == 0 && state.op_done {
-                    self.ready.notify_all();
-                }
+                state = self.finished(lock(&self.state));
             } else if state.pending == 0 && state.op_done {
                 return;
             } else {
                 state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
             }
         }
+    }
+
+    /// Counts a job as finished, waking the waiting members when it was the last one.
+    fn finished<'a>(&self, mut state: Guard<'a, 'scope, H>) -> Guard<'a, 'scope, H> {
+        state.pending -= 1;
+        if state.pending == 0 && state.op_done {
+            self.ready.notify_all();
+        }
+        state
     }
 }
 
@@ -132,20 +188,21 @@ where
         }
         queue.op_done();
     };
+    let member = |team: &Team<'_>| {
+        let _member = Member::enter(&queue.pending, team.index());
+        queue.join_team(team.size());
+        if team.index() == 0 {
+            run_op();
+        }
+        queue.work(&handle, team);
+    };
     Runtime::with_current(|rt| {
         if rt.max_threads() == 1 || asat_core::current_thread_index().is_some() {
-            // Inline: `op`, then the jobs, on this thread (as a member, when it is not one).
-            rt.alone(|| {
-                run_op();
-                queue.work(&handle);
-            });
+            // Inline: `op`, then the jobs, on this thread, as a team of one (as a nested
+            // region runs).
+            rt.region_of(1, member);
         } else {
-            rt.region(|team| {
-                if team.index() == 0 {
-                    run_op();
-                }
-                queue.work(&handle);
-            });
+            rt.region(member);
         }
     });
     if let Some(p) = lock(&queue.panic).take() {

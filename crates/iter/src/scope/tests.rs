@@ -219,3 +219,190 @@ fn thread_pool_scopes_run_on_that_pool() {
     let sizes: Vec<usize> = sizes.iter().map(|n| n.load(Ordering::Relaxed)).collect();
     assert_eq!(sizes, [7; 4]);
 }
+
+/// Which members ran a broadcast, and the team sizes they were told: one bit per index.
+#[derive(Default)]
+struct Seen {
+    indices: AtomicUsize,
+    runs: AtomicUsize,
+    sizes: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Seen {
+    fn record(&self, ctx: &BroadcastContext<'_>) {
+        let bit = 1 << ctx.index();
+        let before = self.indices.fetch_or(bit, Ordering::Relaxed);
+        assert_eq!(
+            before & bit,
+            0,
+            "member {} ran a broadcast twice",
+            ctx.index()
+        );
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        self.sizes.lock().unwrap().push(ctx.num_threads());
+    }
+
+    /// The team size every member was told, having checked that members `0..size` each ran
+    /// once.
+    fn team(&self) -> usize {
+        let sizes = self.sizes.lock().unwrap();
+        let size = sizes[0];
+        assert!(sizes.iter().all(|&s| s == size), "sizes {sizes:?}");
+        assert_eq!(self.runs.load(Ordering::Relaxed), size);
+        assert_eq!(self.indices.load(Ordering::Relaxed), (1 << size) - 1);
+        size
+    }
+}
+
+#[test]
+fn broadcasts_run_once_on_every_member() {
+    on_every_team(|k| {
+        // from `op`, from a job, and from a broadcast job (once per member that spawns)
+        let (from_op, from_job) = (Seen::default(), Seen::default());
+        let nested = AtomicUsize::new(0);
+        let threads = std::sync::Mutex::new(std::collections::HashSet::new());
+        scope(|s| {
+            s.spawn_broadcast(|s, ctx| {
+                from_op.record(&ctx);
+                threads.lock().unwrap().insert(std::thread::current().id());
+                s.spawn_broadcast(|_, _| {
+                    nested.fetch_add(1, Ordering::Relaxed);
+                });
+            });
+            s.spawn(|s| s.spawn_broadcast(|_, ctx| from_job.record(&ctx)));
+        });
+        let size = from_op.team();
+        assert_eq!(size, k, "a team of {k} receives the broadcast");
+        assert_eq!(from_job.team(), size);
+        assert_eq!(nested.into_inner(), size * size);
+        assert_eq!(
+            threads.into_inner().unwrap().len(),
+            size,
+            "distinct threads"
+        );
+        // a FIFO scope's too
+        let seen = Seen::default();
+        scope_fifo(|s| s.spawn_broadcast(|_, ctx| seen.record(&ctx)));
+        assert_eq!(seen.team(), k);
+    });
+}
+
+#[test]
+fn broadcast_members_can_wait_for_each_other() {
+    on_every_team(|k| {
+        let barrier = std::sync::OnceLock::new();
+        let passed = AtomicUsize::new(0);
+        scope(|s| {
+            s.spawn_broadcast(|_, ctx| {
+                barrier
+                    .get_or_init(|| std::sync::Barrier::new(ctx.num_threads()))
+                    .wait();
+                passed.fetch_add(1, Ordering::Relaxed);
+            });
+        });
+        assert_eq!(passed.into_inner(), k);
+    });
+}
+
+#[test]
+fn each_member_runs_its_broadcasts_in_spawn_order() {
+    on_every_team(|k| {
+        let logs: Vec<std::sync::Mutex<Vec<usize>>> = (0..k).map(|_| Default::default()).collect();
+        scope_fifo(|s| {
+            for b in 0..5 {
+                let logs = &logs;
+                s.spawn_broadcast(move |_, ctx| logs[ctx.index()].lock().unwrap().push(b));
+            }
+        });
+        for log in logs {
+            assert_eq!(log.into_inner().unwrap(), [0, 1, 2, 3, 4], "team {k}");
+        }
+    });
+}
+
+#[test]
+fn broadcast_panics_propagate_after_every_member_ran() {
+    on_every_team(|k| {
+        let ran = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            scope(|s| {
+                s.spawn_broadcast(|_, ctx| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    if ctx.index() == ctx.num_threads() - 1 {
+                        panic!("last member");
+                    }
+                });
+            })
+        }));
+        assert_eq!(
+            *r.unwrap_err().downcast_ref::<&str>().unwrap(),
+            "last member"
+        );
+        assert_eq!(ran.into_inner(), k);
+        let seen = Seen::default();
+        scope(|s| s.spawn_broadcast(|_, ctx| seen.record(&ctx)));
+        assert_eq!(seen.team(), k, "usable afterwards");
+    });
+}
+
+#[test]
+fn a_broadcast_in_an_inline_scope_runs_once() {
+    on_every_team(|k| {
+        let sizes: Vec<usize> = (0..6usize)
+            .into_par_iter()
+            .map(|_| {
+                let seen = Seen::default();
+                scope(|s| s.spawn_broadcast(|_, ctx| seen.record(&ctx)));
+                seen.team()
+            })
+            .collect();
+        assert_eq!(sizes, [1; 6], "team {k}");
+    });
+}
+
+#[test]
+fn pending_tasks_are_the_scopes_queued_jobs() {
+    use crate::ThreadPoolScopes;
+    assert_eq!(current_thread_has_pending_tasks(), None);
+    let one = crate::testing::team_of(1);
+    let other = crate::testing::team_of(2);
+    one.install(|| {
+        let in_job = std::sync::Mutex::new(Vec::new());
+        scope(|s| {
+            assert_eq!(current_thread_has_pending_tasks(), Some(false));
+            assert_eq!(one.current_thread_has_pending_tasks(), Some(false));
+            assert_eq!(other.current_thread_has_pending_tasks(), None);
+            s.spawn(|_| {
+                in_job
+                    .lock()
+                    .unwrap()
+                    .push(current_thread_has_pending_tasks())
+            });
+            s.spawn(|_| {
+                in_job
+                    .lock()
+                    .unwrap()
+                    .push(current_thread_has_pending_tasks())
+            });
+            // a team of one runs them after `op`
+            assert_eq!(current_thread_has_pending_tasks(), Some(true));
+            s.spawn_broadcast(|_, _| {
+                in_job
+                    .lock()
+                    .unwrap()
+                    .push(one.current_thread_has_pending_tasks());
+            });
+        });
+        // the broadcast first (the member's own list), then the two jobs in order
+        assert_eq!(
+            in_job.into_inner().unwrap(),
+            [Some(true), Some(true), Some(false)]
+        );
+        // a member outside every scope
+        let outside: Vec<Option<bool>> = (0..3)
+            .into_par_iter()
+            .map(|_| current_thread_has_pending_tasks())
+            .collect();
+        assert_eq!(outside, [Some(false); 3]);
+    });
+}
