@@ -34,8 +34,9 @@ pub use asat_gang as gang;
 pub use asat_implicit as implicit;
 pub use asat_iter as iter;
 pub use asat_iter::{
-    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, prelude, scope,
-    scope_fifo, slice, str, Scope, ScopeFifo,
+    array, collections, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo,
+    option, prelude, range, range_inclusive, result, scope, scope_fifo, slice, str, string, vec,
+    Scope, ScopeFifo,
 };
 #[cfg(feature = "mpi")]
 pub use asat_mpi as mpi;

@@ -278,6 +278,15 @@ deref_adapter! {
     Cloned, Clone, cloned
 }
 
+/// rayon's name for what `map_init` returns: a [`MapState`] whose states `init` makes.
+pub type MapInit<I, INIT, F> = MapState<I, InitFn<INIT>, F>;
+
+/// rayon's name for what `map_with` returns: a [`MapState`] whose states are clones of `T`.
+pub type MapWith<I, T, F> = MapState<I, CloneOf<T>, F>;
+
+/// rayon's name for what `flatten_iter` returns: a [`FlatMapIter`] with the identity.
+pub type FlattenIter<I> = FlatMapIter<I, fn(<I as Producer>::Item) -> <I as Producer>::Item>;
+
 /// Items mapped with a per-range state (`map_init`: made by a closure; `map_with`: cloned from
 /// a value). One state serves one range, that is one member's share under the static schedule.
 #[derive(Clone, Debug)]

@@ -13,7 +13,10 @@
 //!   instead, and by value gives up its `Vec`.) Items come in the collection's own iteration
 //!   order (arbitrary for hash maps and heaps, as in rayon).
 //!
-//! The iterator types are named as rayon's (`hash_map::Iter`, ...) in the submodules here.
+//! The iterator types are named as rayon's (`hash_map::Iter`, ...) in the submodules here,
+//! with those of arrays by value (`array::IntoIter`) and of `String::par_drain`
+//! (`string::Drain`); the `Drain` types are what [`par_drain`](crate::drain) returns. `option`,
+//! `result`, `array` and `string` are also at the crate's root, as in rayon.
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 
@@ -63,6 +66,8 @@ pub mod hash_map {
     pub type Iter<'a, K, V> = crate::vec::IntoIter<(&'a K, &'a V)>;
     /// By mutable reference.
     pub type IterMut<'a, K, V> = crate::vec::IntoIter<(&'a K, &'a mut V)>;
+    /// `par_drain`: the drained items, gathered first.
+    pub type Drain<'a, K, V> = crate::vec::IntoIter<(K, V)>;
 }
 
 /// The parallel iterators of a `HashSet`: `T`, `&T`.
@@ -71,6 +76,8 @@ pub mod hash_set {
     pub type IntoIter<T> = crate::vec::IntoIter<T>;
     /// By reference.
     pub type Iter<'a, T> = crate::vec::IntoIter<&'a T>;
+    /// `par_drain`: the drained items, gathered first.
+    pub type Drain<'a, T> = crate::vec::IntoIter<T>;
 }
 
 /// The parallel iterators of a `BTreeMap`: `(K, V)`, `(&K, &V)`, `(&K, &mut V)`, in key order.
@@ -107,6 +114,8 @@ pub mod binary_heap {
     pub type IntoIter<T> = crate::vec::IntoIter<T>;
     /// By reference: the heap's backing slice.
     pub type Iter<'a, T> = crate::slice::Iter<'a, T>;
+    /// `par_drain`: the drained items, gathered first.
+    pub type Drain<'a, T> = crate::vec::IntoIter<T>;
 }
 
 impl<T: Ord + Send> IntoParallelIterator for BinaryHeap<T> {
@@ -138,6 +147,8 @@ pub mod vec_deque {
     pub type Iter<'a, T> = Chain<slice::Iter<'a, T>, slice::Iter<'a, T>>;
     /// By mutable reference: the deque's two slices, chained.
     pub type IterMut<'a, T> = Chain<slice::IterMut<'a, T>, slice::IterMut<'a, T>>;
+    /// `par_drain(range)`: the drained items, gathered first.
+    pub type Drain<'a, T> = crate::vec::IntoIter<T>;
 }
 
 impl<T: Send> IntoParallelIterator for VecDeque<T> {
@@ -175,8 +186,7 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut VecDeque<T> {
     }
 }
 
-/// The parallel iterators of an `Option` (and of a `Result`'s `Ok` value): zero or one item,
-/// indexed.
+/// The parallel iterators of an `Option`: zero or one item, indexed.
 pub mod option {
     /// By value.
     pub type IntoIter<T> = crate::vec::IntoIter<T>;
@@ -184,6 +194,28 @@ pub mod option {
     pub type Iter<'a, T> = crate::slice::Iter<'a, T>;
     /// By mutable reference.
     pub type IterMut<'a, T> = crate::slice::IterMut<'a, T>;
+}
+
+/// The parallel iterators of a `Result`: its `Ok` value, zero or one item, indexed.
+pub mod result {
+    /// By value.
+    pub type IntoIter<T> = crate::vec::IntoIter<T>;
+    /// By reference.
+    pub type Iter<'a, T> = crate::slice::Iter<'a, T>;
+    /// By mutable reference.
+    pub type IterMut<'a, T> = crate::slice::IterMut<'a, T>;
+}
+
+/// The parallel iterator of an array by value: moved into a `Vec`, its items moved out.
+pub mod array {
+    /// By value.
+    pub type IntoIter<T, const N: usize> = crate::vec::IntoIter<T>;
+}
+
+/// The parallel iterator of `String::par_drain`: the drained characters, gathered first.
+pub mod string {
+    /// `par_drain(range)`.
+    pub type Drain<'a> = crate::vec::IntoIter<char>;
 }
 
 impl<T: Send> IntoParallelIterator for Option<T> {
@@ -214,7 +246,7 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut Option<T> {
 }
 
 impl<T: Send, E> IntoParallelIterator for Result<T, E> {
-    type Iter = option::IntoIter<T>;
+    type Iter = result::IntoIter<T>;
     type Item = T;
 
     fn into_par_iter(self) -> Self::Iter {
@@ -223,7 +255,7 @@ impl<T: Send, E> IntoParallelIterator for Result<T, E> {
 }
 
 impl<'a, T: Sync, E> IntoParallelIterator for &'a Result<T, E> {
-    type Iter = option::Iter<'a, T>;
+    type Iter = result::Iter<'a, T>;
     type Item = &'a T;
 
     fn into_par_iter(self) -> Self::Iter {
@@ -234,7 +266,7 @@ impl<'a, T: Sync, E> IntoParallelIterator for &'a Result<T, E> {
 }
 
 impl<'a, T: Send, E> IntoParallelIterator for &'a mut Result<T, E> {
-    type Iter = option::IterMut<'a, T>;
+    type Iter = result::IterMut<'a, T>;
     type Item = &'a mut T;
 
     fn into_par_iter(self) -> Self::Iter {

@@ -21,6 +21,9 @@ use crate::IntoParallelIterator;
 /// The indices of an inner iterator read at a time.
 pub const INNER_BATCH: usize = 256;
 
+/// rayon's name for what `flatten` returns: a [`FlatMap`] with the identity.
+pub type Flatten<I> = FlatMap<I, fn(<I as Producer>::Item) -> <I as Producer>::Item>;
+
 /// Each item mapped to a parallel iterator, flattened (`flat_map`, `flatten`).
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]

@@ -132,6 +132,10 @@ multizip! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
+/// rayon's name for what `zip_eq` returns: a [`Zip`] (the lengths are checked when it is
+/// made).
+pub type ZipEq<A, B> = Zip<A, B>;
+
 /// Two indexed parallel iterators in lock step (`zip`); as long as the shorter.
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
@@ -244,6 +248,12 @@ impl<I: IndexedParallelIterator> DoubleEndedProducer for StepBy<I> {
     }
 }
 
+/// rayon's name for what `take` returns: a [`Slice`] of the first items.
+pub type Take<I> = Slice<I>;
+
+/// rayon's name for what `skip` returns: a [`Slice`] past the first items.
+pub type Skip<I> = Slice<I>;
+
 /// The items from index `skip` on, at most `take` of them (`skip`, `take`).
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
@@ -299,6 +309,12 @@ impl<I: IndexedParallelIterator> DoubleEndedProducer for Slice<I> {
         }
     }
 }
+
+/// rayon's name for what `with_min_len` returns: a [`Hinted`] iterator.
+pub type MinLen<I> = Hinted<I>;
+
+/// rayon's name for what `with_max_len` returns: a [`Hinted`] iterator.
+pub type MaxLen<I> = Hinted<I>;
 
 /// A parallel iterator with splitting hints set (`with_min_len`, `with_max_len`,
 /// `with_schedule`, `by_uniform_blocks`, `by_exponential_blocks`).

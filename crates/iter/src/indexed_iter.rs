@@ -8,7 +8,9 @@ use crate::blocks::{self, ExponentialBlocks, UniformBlocks};
 use crate::chain::Rev;
 use crate::cmp;
 use crate::fold_chunks::{FoldChunks, FoldChunksWith};
-use crate::indexed::{Chunks, Enumerate, Hinted, Slice, StepBy, Zip};
+use crate::indexed::{
+    Chunks, Enumerate, Hinted, MaxLen, MinLen, Skip, Slice, StepBy, Take, Zip, ZipEq,
+};
 use crate::interleave::{Interleave, InterleaveShortest};
 use crate::plumbing::{DoubleEndedProducer, Hints, Rounds};
 use crate::{IntoParallelIterator, ParallelIterator};
@@ -42,7 +44,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     }
 
     /// Like [`zip`](IndexedParallelIterator::zip), but panics if the lengths differ.
-    fn zip_eq<Z>(self, other: Z) -> Zip<Self, Z::Iter>
+    fn zip_eq<Z>(self, other: Z) -> ZipEq<Self, Z::Iter>
     where
         Z: IntoParallelIterator,
         Z::Iter: IndexedParallelIterator,
@@ -77,7 +79,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     }
 
     /// The first `n` items.
-    fn take(self, n: usize) -> Slice<Self> {
+    fn take(self, n: usize) -> Take<Self> {
         Slice {
             base: self,
             skip: 0,
@@ -86,7 +88,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     }
 
     /// All but the first `n` items.
-    fn skip(self, n: usize) -> Slice<Self> {
+    fn skip(self, n: usize) -> Skip<Self> {
         Slice {
             base: self,
             skip: n,
@@ -96,7 +98,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
 
     /// Shares the items in blocks of at least `min` (each member's share is a whole number of
     /// blocks; a call with a single block runs on the calling thread alone).
-    fn with_min_len(self, min: usize) -> Hinted<Self> {
+    fn with_min_len(self, min: usize) -> MinLen<Self> {
         let hints = Hints {
             min_len: min,
             ..self.hints()
@@ -106,7 +108,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
 
     /// Hands the items out dynamically in pieces of at most `max` (a larger `with_min_len`
     /// wins).
-    fn with_max_len(self, max: usize) -> Hinted<Self> {
+    fn with_max_len(self, max: usize) -> MaxLen<Self> {
         let hints = Hints {
             max_len: max,
             ..self.hints()

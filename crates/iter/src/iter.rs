@@ -4,11 +4,11 @@
 use asat_core::Schedule;
 
 use crate::adapters::{
-    CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, FoldWith, InitFn, Inspect, Map,
-    MapState, Update,
+    CloneOf, Cloned, Copied, Filter, FilterMap, FlatMapIter, FlattenIter, Fold, FoldWith, InitFn,
+    Inspect, Map, MapInit, MapState, MapWith, Update,
 };
 use crate::chain::Chain;
-use crate::flat_map::FlatMap;
+use crate::flat_map::{FlatMap, Flatten};
 use crate::indexed::Hinted;
 use crate::intersperse::Intersperse;
 use crate::panic_fuse::PanicFuse;
@@ -34,7 +34,7 @@ pub trait ParallelIterator: Producer + Sized {
     }
 
     /// Items mapped by `f` with a state made by `init` for each range of items.
-    fn map_init<T, INIT, F, R>(self, init: INIT, f: F) -> MapState<Self, InitFn<INIT>, F>
+    fn map_init<T, INIT, F, R>(self, init: INIT, f: F) -> MapInit<Self, INIT, F>
     where
         INIT: Fn() -> T + Sync + Send,
         F: Fn(&mut T, Self::Item) -> R + Sync + Send,
@@ -48,7 +48,7 @@ pub trait ParallelIterator: Producer + Sized {
     }
 
     /// Items mapped by `f` with a clone of `init` for each range of items.
-    fn map_with<T, F, R>(self, init: T, f: F) -> MapState<Self, CloneOf<T>, F>
+    fn map_with<T, F, R>(self, init: T, f: F) -> MapWith<Self, T, F>
     where
         T: Clone + Send + Sync,
         F: Fn(&mut T, Self::Item) -> R + Sync + Send,
@@ -104,8 +104,7 @@ pub trait ParallelIterator: Producer + Sized {
 
     /// Items that are themselves parallel iterators (or convert into them), flattened in order,
     /// as [`flat_map`](ParallelIterator::flat_map) with the identity.
-    #[allow(clippy::type_complexity)]
-    fn flatten(self) -> FlatMap<Self, fn(Self::Item) -> Self::Item>
+    fn flatten(self) -> Flatten<Self>
     where
         Self::Item: IntoParallelIterator,
     {
@@ -114,8 +113,7 @@ pub trait ParallelIterator: Producer + Sized {
 
     /// Items that are sequential iterators (or convert into them), flattened in order, as
     /// [`flat_map_iter`](ParallelIterator::flat_map_iter) with the identity.
-    #[allow(clippy::type_complexity)]
-    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    fn flatten_iter(self) -> FlattenIter<Self>
     where
         Self::Item: IntoIterator,
         <Self::Item as IntoIterator>::Item: Send,

@@ -44,6 +44,16 @@
 //!   rayon's.
 //! - [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
 //!   its items through a lock; no order, as in rayon: see [`bridge`]).
+//! - rayon's type paths: every adapter's type at the crate root (`asat::iter::Map`,
+//!   `asat::iter::Zip`, `Take`, `MinLen`, `MapInit`, `Flatten`, ...) and the sources' in
+//!   modules of rayon's names ([`slice`](mod@slice), [`vec`](mod@vec), [`range`],
+//!   [`range_inclusive`], [`option`], [`result`], [`array`](mod@array), [`string`],
+//!   [`collections`], [`str`](mod@str)), each with rayon's generic parameters, so that a
+//!   program's own `type Iter = rayon::slice::Iter<'a, T>` (in an `IntoParallelIterator` of its
+//!   own) changes as its `use` lines do. Where asat has one type for several of rayon's (`take`
+//!   and `skip` return a [`Slice`](indexed::Slice), `with_min_len` a
+//!   [`Hinted`](indexed::Hinted), the collections a [`vec::IntoIter`]), rayon's names are
+//!   aliases of it.
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
 //!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
@@ -101,7 +111,9 @@
 //!
 //! Not here (yet): `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`
 //! (asat owns its threads); `intersperse` on unindexed iterators (see
-//! [`intersperse`](mod@intersperse)); the less used `find`/`position` (deprecated in rayon);
+//! [`intersperse`](mod@intersperse)); `split` and `walk_tree` (sources that split the data
+//! with the user's own function, as they go); the less used `find`/`position` (deprecated in
+//! rayon);
 //! the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
 //! [`plumbing::Producer`]).
 //!
@@ -172,6 +184,7 @@ mod iter;
 pub mod panic_fuse;
 pub mod plumbing;
 pub mod range;
+pub mod range_inclusive;
 mod raw;
 pub mod scope;
 pub mod slice;
@@ -188,26 +201,42 @@ pub mod try_ops;
 pub mod unzip;
 pub mod vec;
 
+pub use adapters::{
+    Cloned, Copied, Filter, FilterMap, FlatMapIter, FlattenIter, Fold, FoldWith, Inspect, Map,
+    MapInit, MapWith, Positions, Update,
+};
 pub use asat_core::{
     broadcast, current_num_threads, current_thread_index, join, join_context, max_num_threads,
     spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext,
     Runtime, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
-pub use bridge::ParallelBridge;
+pub use blocks::{ExponentialBlocks, UniformBlocks};
+pub use bridge::{IterBridge, ParallelBridge};
+pub use chain::{Chain, Rev};
 pub use collect::FromParallelIterator;
+pub use collections::{array, option, result, string};
 pub use drain::{ParallelDrainFull, ParallelDrainRange};
 pub use extend::ParallelExtend;
+pub use flat_map::{FlatMap, Flatten};
+pub use fold_chunks::{FoldChunks, FoldChunksWith};
+pub use indexed::{Chunks, Enumerate, MaxLen, MinLen, MultiZip, Skip, StepBy, Take, Zip, ZipEq};
 pub use indexed_iter::IndexedParallelIterator;
+pub use interleave::{Interleave, InterleaveShortest};
+pub use intersperse::Intersperse;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::ParallelIterator;
+pub use panic_fuse::PanicFuse;
 pub use scope::{
     current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, scope, scope_fifo,
     Scope, ScopeFifo, ThreadPoolScopes,
 };
 pub use slice::{ParallelSlice, ParallelSliceMut};
 #[allow(deprecated)]
-pub use sources::{empty, once, repeat, repeat_n, repeatn};
+pub use sources::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 pub use str::ParallelString;
+pub use take_any::{SkipAny, TakeAny, WhileSome};
+pub use take_any_while::{SkipAnyWhile, TakeAnyWhile};
+pub use try_ops::{TryFold, TryFoldWith};
 pub use unzip::Either;
 
 /// The traits to `use` for parallel iterators, as `rayon::prelude`.

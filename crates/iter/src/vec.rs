@@ -98,7 +98,7 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
 
 /// Arrays by value move their items out, as `Vec`s do.
 impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
-    type Iter = IntoIter<T>;
+    type Iter = crate::collections::array::IntoIter<T, N>;
     type Item = T;
 
     fn into_par_iter(self) -> IntoIter<T> {
