@@ -190,8 +190,9 @@ pub mod vec;
 
 pub use asat_core::{
     broadcast, current_num_threads, current_thread_index, join, join_context, max_num_threads,
-    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext,
-    Runtime, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, CustomSpawn,
+    DefaultSpawn, FnContext, Runtime, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, Yield,
 };
 pub use bridge::ParallelBridge;
 pub use collect::FromParallelIterator;
