@@ -40,6 +40,12 @@ impl Hooks {
         }
     }
 
+    /// The name the user gave worker `index` ([`Builder::thread_name`]), if any: what a
+    /// [`ThreadBuilder`](crate::ThreadBuilder) reports.
+    pub(crate) fn user_thread_name(&self, index: usize) -> Option<String> {
+        self.name.as_ref().map(|f| f(index))
+    }
+
     /// The name of the spawn thread in `slot` (see [`Runtime::spawn`]): the user's name
     /// function's, else `asat-spawn-{slot}`.
     pub(crate) fn spawn_thread_name(&self, slot: usize) -> String {

@@ -37,6 +37,11 @@ enum ErrorKind {
         policy: String,
         message: String,
     },
+    SpawnHandler {
+        index: usize,
+        threads: usize,
+        source: io::Error,
+    },
     PrivateFile {
         what: &'static str,
         path: PathBuf,
@@ -102,6 +107,18 @@ impl Error {
 }
 
 impl Error {
+    /// A [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) that returned `source`
+    /// for worker `index` of a pool of `threads`.
+    pub(crate) fn spawn_handler(index: usize, threads: usize, source: io::Error) -> Self {
+        Self {
+            kind: ErrorKind::SpawnHandler {
+                index,
+                threads,
+                source,
+            },
+        }
+    }
+
     /// A private folder or file (see [`private_file`](crate::private_file)) that is refused
     /// or cannot be used: `what` names it (`"folder"`, `"file"`, ...).
     pub(crate) fn private_file(
@@ -151,6 +168,15 @@ impl fmt::Display for Error {
                 "environment variable {var}={value:?} is invalid: {allowed}"
             ),
             ErrorKind::Policy { policy, message } => write!(f, "policy {policy}: {message}"),
+            ErrorKind::SpawnHandler {
+                index,
+                threads,
+                source,
+            } => write!(
+                f,
+                "spawn_handler failed to start pool thread {index} (the handler starts threads \
+                 1..{threads}; thread 0 is the caller of each parallel call): {source}"
+            ),
             ErrorKind::PrivateFile {
                 what,
                 path,
@@ -172,7 +198,8 @@ impl std::error::Error for Error {
         match &self.kind {
             ErrorKind::PrivateFile {
                 source: Some(e), ..
-            } => Some(e),
+            }
+            | ErrorKind::SpawnHandler { source: e, .. } => Some(e),
             _ => None,
         }
     }

@@ -2,7 +2,8 @@
 //! [`Runtime::install`], [`current_num_threads`], [`current_thread_index`], [`join`],
 //! [`join_context`] and [`max_num_threads`]. (rayon's `broadcast` is in the
 //! [`broadcast`](crate::broadcast()) function's module, its `spawn` family and `yield_now` with
-//! [`spawn`](crate::spawn).)
+//! [`spawn`](crate::spawn), its pools on the user's threads with
+//! [`ThreadPoolBuilder::spawn_handler`] and [`ThreadBuilder`](crate::ThreadBuilder).)
 //!
 //! # Which runtime a call runs on
 //!
@@ -21,11 +22,9 @@
 //!
 //! # Not here
 //!
-//! Of rayon's thread-pool API, these have no counterpart: `ThreadPoolBuilder::spawn_handler`
-//! and `build_scoped` (asat starts and owns its threads, lazily, one region's team at a time;
-//! they are not lent to a user's spawner), `breadth_first` (deprecated in rayon; asat has no
-//! per-thread deques to order), `ThreadPool::current_thread_has_pending_tasks` (no per-thread
-//! queues), and rayon's `scope`-related items that asat-iter provides instead.
+//! Of rayon's thread-pool API, these have no counterpart: `breadth_first` (deprecated in
+//! rayon; asat has no per-thread deques to order), `ThreadPool::current_thread_has_pending_tasks`
+//! (no per-thread queues), and rayon's `scope`-related items that asat-iter provides instead.
 //!
 //! ```
 //! let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
@@ -48,7 +47,8 @@ use std::thread::ThreadId;
 use parking_lot::Mutex;
 
 use crate::current::{self, Member};
-use crate::{Builder, Error, Policy, Runtime, Schedule, WaitStrategy};
+use crate::spawn_handler::ThreadSpawn;
+use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, Schedule, WaitStrategy};
 
 /// rayon's name for a runtime: `ThreadPoolBuilder::build` returns one.
 pub type ThreadPool = Runtime;
@@ -64,6 +64,11 @@ static GLOBAL: OnceLock<Runtime> = OnceLock::new();
 /// [`Builder`]); [`policy`](ThreadPoolBuilder::policy) and
 /// [`wait`](ThreadPoolBuilder::wait) give asat's own choices.
 ///
+/// `S` says who starts the pool's threads, as in rayon: [`DefaultSpawn`] (the type
+/// `ThreadPoolBuilder` names by itself), the pool, lazily; or a
+/// [`spawn_handler`](ThreadPoolBuilder::spawn_handler) ([`CustomSpawn`](crate::CustomSpawn)),
+/// at build.
+///
 /// ```
 /// use asat_core::ThreadPoolBuilder;
 /// let pool = ThreadPoolBuilder::new().num_threads(3).build()?;
@@ -72,11 +77,23 @@ static GLOBAL: OnceLock<Runtime> = OnceLock::new();
 /// assert!(err.to_string().starts_with("num_threads 0: must be between 1 and 4096"));
 /// # Ok::<(), asat_core::Error>(())
 /// ```
-#[derive(Debug, Default)]
-pub struct ThreadPoolBuilder {
+#[derive(Debug)]
+pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     builder: Builder,
     num_threads: Option<usize>,
     names: Option<NameFn>,
+    spawn: S,
+}
+
+impl Default for ThreadPoolBuilder {
+    fn default() -> Self {
+        ThreadPoolBuilder {
+            builder: Builder::default(),
+            num_threads: None,
+            names: None,
+            spawn: DefaultSpawn,
+        }
+    }
 }
 
 /// A thread-name closure as rayon takes it (called once per worker, at build).
@@ -93,7 +110,9 @@ impl ThreadPoolBuilder {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+impl<S> ThreadPoolBuilder<S> {
     /// The pool's threads, the thread that starts a parallel call included (asat's
     /// [`Builder::max_threads`]). Unset: `ASAT_MAX_THREADS`, or the CPUs this process may use.
     /// Unlike rayon, 0 does not mean "the default": it is an error from `build`.
@@ -106,7 +125,8 @@ impl ThreadPoolBuilder {
     /// that starts a parallel call, which keeps its name). Called at build, as rayon does, for
     /// every `i` in `0..num_threads`: the threads that run [spawned](crate::spawn) jobs are
     /// named `f(slot)`, with their slot in `0..num_threads` (so a worker and a spawn thread
-    /// may share a name).
+    /// may share a name). A [spawn handler](ThreadPoolBuilder::spawn_handler) is told the name
+    /// ([`ThreadBuilder::name`](crate::ThreadBuilder::name)) and names its threads itself.
     pub fn thread_name<F>(mut self, f: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -115,7 +135,8 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Stack size of worker threads, in bytes.
+    /// Stack size of worker threads, in bytes (told to a
+    /// [spawn handler](ThreadPoolBuilder::spawn_handler), which applies it itself).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.builder = self.builder.stack_size(bytes);
         self
@@ -174,23 +195,18 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Builds a pool of its own.
-    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        self.into_builder()?.build()
-    }
-
-    /// Builds the global runtime, the one parallel calls run on when no pool is installed.
-    /// An error if it exists already (built by an earlier `build_global`, or on the first
-    /// parallel call).
-    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
-        if GLOBAL.get().is_some() {
-            return Err(Error::global_exists());
+    /// This builder with `spawn` as what starts the pool's threads.
+    pub(crate) fn with_spawn<T>(self, spawn: T) -> ThreadPoolBuilder<T> {
+        ThreadPoolBuilder {
+            builder: self.builder,
+            num_threads: self.num_threads,
+            names: self.names,
+            spawn,
         }
-        let rt = self.build()?;
-        GLOBAL.set(rt).map_err(|_| Error::global_exists())
     }
 
-    fn into_builder(self) -> Result<Builder, Error> {
+    /// asat's builder for the options set, and what starts the threads.
+    fn into_parts(self) -> Result<(Builder, S), Error> {
         let mut b = self.builder;
         if let Some(n) = self.num_threads {
             if n == 0 || n > crate::MAX_THREADS_LIMIT {
@@ -206,7 +222,31 @@ impl ThreadPoolBuilder {
             let names: Vec<String> = (0..n).map(&mut f).collect();
             b = b.thread_name(move |i| names.get(i).cloned().unwrap_or_default());
         }
-        Ok(b)
+        Ok((b, self.spawn))
+    }
+}
+
+impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
+    /// Builds a pool of its own. With a [spawn handler](ThreadPoolBuilder::spawn_handler),
+    /// starts its threads through the handler first; a handler's error is returned (and the
+    /// threads it started before stop).
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        let (builder, mut spawn) = self.into_parts()?;
+        let rt = builder.build()?;
+        spawn.start(&rt)?;
+        Ok(rt)
+    }
+
+    /// Builds the global runtime, the one parallel calls run on when no pool is installed.
+    /// An error if it exists already (built by an earlier `build_global`, or on the first
+    /// parallel call). With a [spawn handler](ThreadPoolBuilder::spawn_handler), the threads
+    /// it starts run the global runtime's workers for the rest of the process.
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        if GLOBAL.get().is_some() {
+            return Err(Error::global_exists());
+        }
+        let rt = self.build()?;
+        GLOBAL.set(rt).map_err(|_| Error::global_exists())
     }
 }
 

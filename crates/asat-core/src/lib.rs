@@ -8,7 +8,8 @@
 //! - [`Policy`] decides each region's team (and may first [probe](Plan::Probe) the machine with
 //!   a timed barrier), where members run, and learns how the region went.
 //! - rayon's thread-pool API on a runtime ([`ThreadPoolBuilder`], [`join`], [`broadcast()`],
-//!   [`spawn`], ... : see the [`ThreadPool`] alias), for programs moved from rayon.
+//!   [`spawn`], [`ThreadPoolBuilder::spawn_handler`], ... : see the [`ThreadPool`] alias), for
+//!   programs moved from rayon.
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.
 //! - Policies here: [`Fixed`], [`Single`], and [`Asat`] (jobs that size themselves to the
 //!   machine's load).
@@ -48,6 +49,7 @@ pub mod private_file;
 mod runtime;
 mod schedule;
 mod slots;
+mod spawn_handler;
 mod sync;
 mod sys;
 mod team;
@@ -68,10 +70,11 @@ pub use policy::{
     RuntimeInfo, ThreadInfo,
 };
 pub use runtime::{
-    spawn, spawn_fifo, yield_local, yield_now, Runtime, RuntimeStats, Yield, MAX_PROBES_PER_REGION,
-    REGION_LOCK_WAIT, SPAWN_IDLE_EXIT,
+    spawn, spawn_fifo, yield_local, yield_now, Runtime, RuntimeStats, ThreadBuilder, Yield,
+    MAX_PROBES_PER_REGION, REGION_LOCK_WAIT, SPAWN_IDLE_EXIT,
 };
 pub use schedule::Schedule;
+pub use spawn_handler::{CustomSpawn, DefaultSpawn};
 #[doc(hidden)]
 pub use sync::FutexWord;
 pub use sys::thread::ThreadHandle;

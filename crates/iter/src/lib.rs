@@ -207,8 +207,9 @@ pub use adapters::{
 };
 pub use asat_core::{
     broadcast, current_num_threads, current_thread_index, join, join_context, max_num_threads,
-    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext,
-    Runtime, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, CustomSpawn,
+    DefaultSpawn, FnContext, Runtime, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, Yield,
 };
 pub use blocks::{ExponentialBlocks, UniformBlocks};
 pub use bridge::{IterBridge, ParallelBridge};

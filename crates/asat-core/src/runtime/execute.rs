@@ -224,11 +224,18 @@ impl Runtime {
     /// Starts workers so that a team of `size` can run; returns the size that can (smaller
     /// only if the system refuses new threads: counted, reported on standard error the first
     /// time, and not tried again for [`SPAWN_RETRY`]).
+    ///
+    /// A runtime built with a spawn handler has every worker from its build, so this starts
+    /// none there; its teams stop below the first worker whose [`ThreadBuilder`] was dropped
+    /// without running.
     pub(super) fn ensure_workers(&self, ctl: &mut Control, size: usize) -> usize {
+        let usable = |ctl: &Control| {
+            (ctl.workers.len() + 1).min(self.inner.lost_from.load(Ordering::Relaxed))
+        };
         if ctl.workers.len() + 1 < size {
             if let Some(at) = ctl.spawn_failed_at {
                 if at.elapsed() < SPAWN_RETRY {
-                    return size.min(ctl.workers.len() + 1);
+                    return size.min(usable(ctl));
                 }
             }
         }
@@ -242,23 +249,9 @@ impl Runtime {
             if let Some(s) = self.inner.hooks.stack_size {
                 b = b.stack_size(s);
             }
-            // A worker has its runtime installed for life, so that the free functions
-            // (`spawn`, `current_num_threads`, iterator calls) called from a region body on it
-            // act on the region's runtime.
-            let work = move || {
-                #[cfg(not(loom))]
-                {
-                    let rt = Runtime::handle(inner);
-                    rt.install(|| rt.inner.worker_main(index));
-                }
-                // loom's threads share one OS thread, and with it the installed runtime's
-                // thread-local, which is not loom's: its workers install nothing.
-                #[cfg(loom)]
-                inner.worker_main(index);
-            };
-            match b.spawn(work) {
+            match b.spawn(move || worker_thread(inner, index)) {
                 Ok(h) => {
-                    ctl.workers.push(h);
+                    ctl.workers.push(Some(h));
                     self.inner
                         .workers_started
                         .store(ctl.workers.len(), Ordering::Relaxed);
@@ -282,6 +275,24 @@ impl Runtime {
                 }
             }
         }
-        size.min(ctl.workers.len() + 1)
+        size.min(usable(ctl))
     }
+}
+
+/// What a worker thread runs, from its start to the runtime's shutdown: a thread the runtime
+/// started, or one a spawn handler started ([`ThreadBuilder::run`]).
+///
+/// A worker has its runtime installed while it runs, so that the free functions (`spawn`,
+/// `current_num_threads`, iterator calls) called from a region body on it act on the region's
+/// runtime.
+pub(super) fn worker_thread(inner: Arc<Inner>, index: usize) {
+    #[cfg(not(loom))]
+    {
+        let rt = Runtime::handle(inner);
+        rt.install(|| rt.inner.worker_main(index));
+    }
+    // loom's threads share one OS thread, and with it the installed runtime's thread-local,
+    // which is not loom's: its workers install nothing.
+    #[cfg(loom)]
+    inner.worker_main(index);
 }

@@ -21,8 +21,9 @@
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
 //!    which the policy is asked again. A region whose size the caller chose
 //!    ([`Runtime::region_of`]) skips the policy here and in step 5.
-//! 2. It spawns missing workers (lazily, up to `max_threads - 1`) and resets the shared
-//!    [`RegionState`] for a team of `n`.
+//! 2. It spawns missing workers (lazily, up to `max_threads - 1`; a runtime built with a spawn
+//!    handler has them all from its build) and resets the shared [`RegionState`] for a team
+//!    of `n`.
 //! 3. It posts the region to the mailboxes of workers `1..n` (writing the body's two words,
 //!    the team size and the region's number into the worker's mailbox line, which the worker
 //!    then reads in one cache transfer, setting its state to `POSTED` and moving its event,
@@ -40,6 +41,13 @@
 //!
 //! A post is never overwritten before it is `FINISHED`, so a worker that lost its post to a
 //! revocation, or wakes late, finds either a fresh `POSTED` region or nothing to do.
+//!
+//! # Workers from a spawn handler
+//!
+//! A runtime built with a spawn handler gets all its workers at build, on the handler's
+//! threads, and never starts one itself (step 2 starts none). A worker whose thread has not
+//! called [`ThreadBuilder::run`] yet is one not on a CPU: loops revoke its post, SPMD regions
+//! wait for it. Its shutdown does not join it. Details in the `custom` module.
 
 use std::cell::Cell;
 use std::fmt;
@@ -58,12 +66,15 @@ use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsi
 use crate::sys::affinity;
 use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
+mod custom;
 mod execute;
 mod loops;
 mod probe;
 mod spawn;
 mod worker;
 
+pub use custom::ThreadBuilder;
+use execute::worker_thread;
 use spawn::Spawner;
 pub use spawn::{spawn, spawn_fifo, yield_local, yield_now, Yield, SPAWN_IDLE_EXIT};
 use worker::Mailbox;
@@ -106,7 +117,10 @@ loom::thread_local! {
 /// Workers are created lazily, up to `max_threads - 1` (the thread that starts a region is
 /// member 0 of its team), and joined when the runtime is dropped (or, when
 /// [spawned](Runtime::spawn) jobs are still pending then, after the last of them: see
-/// [`spawn`](crate::spawn)). Any number of runtimes may
+/// [`spawn`](crate::spawn)). A runtime built with a
+/// [spawn handler](crate::ThreadPoolBuilder::spawn_handler) has all its workers from its build
+/// instead, on the handler's threads, which its drop stops without joining them (see
+/// [`ThreadBuilder`]). Any number of runtimes may
 /// live in one process. A runtime is `Sync`: regions started from several threads at once run
 /// one after another, except that a region whose start finds another thread's region holding
 /// the runtime for more than [`REGION_LOCK_WAIT`] runs inline on its calling thread (see the
@@ -161,6 +175,9 @@ pub(crate) struct Inner {
     shutdown: AtomicBool,
     /// Worker threads started (read without the region lock, which a region holds).
     workers_started: AtomicUsize,
+    /// The lowest index of a worker that will never run: its [`ThreadBuilder`] was dropped
+    /// without [`run`](ThreadBuilder::run) (`usize::MAX`: none). Teams stop below it.
+    lost_from: AtomicUsize,
     /// Written at every region, like `region_lock`.
     stats: CachePadded<Counters>,
     hooks: Hooks,
@@ -171,7 +188,9 @@ pub(crate) struct Inner {
 
 /// Owned by whoever holds the region lock.
 struct Control {
-    workers: Vec<thread::JoinHandle<()>>,
+    /// Worker `i` is entry `i - 1`: the handle of a thread the runtime started, or `None` for
+    /// one a spawn handler started (not joined: see [`ThreadBuilder`]).
+    workers: Vec<Option<thread::JoinHandle<()>>>,
     seq: u64,
     last_team: usize,
     /// The last region left the region state dirty (a panic, or a wait that blocked), so the
@@ -231,7 +250,8 @@ pub struct RuntimeStats {
     /// Threads the system refused to start: workers (teams are then limited to the workers
     /// that did start) and threads for [spawned](Runtime::spawn) jobs. The first failure of
     /// each kind is reported on standard error, and a start is tried again at most once a
-    /// second.
+    /// second. Also counted, without a report: workers whose [`ThreadBuilder`] a spawn
+    /// handler dropped without running it (teams stop below them too).
     pub spawn_failures: u64,
     /// Jobs started by [`Runtime::spawn`] (and its relatives) that panicked (see the panic
     /// rules in [`spawn`](crate::spawn)).
@@ -299,6 +319,7 @@ impl Runtime {
                 join_event: CachePadded::new(Event::default()),
                 shutdown: AtomicBool::new(false),
                 workers_started: AtomicUsize::new(0),
+                lost_from: AtomicUsize::new(usize::MAX),
                 stats: CachePadded::default(),
                 hooks,
                 spawner: CachePadded::default(),
@@ -343,7 +364,10 @@ impl Runtime {
         &self.inner.wait
     }
 
-    /// The number of worker threads started so far. (Callable from inside a region.)
+    /// The number of worker threads started so far. (Callable from inside a region.) For a
+    /// runtime built with a [spawn handler](crate::ThreadPoolBuilder::spawn_handler), the
+    /// workers the handler was given at build (`max_threads - 1`), whether their threads have
+    /// called [`ThreadBuilder::run`] yet or not.
     pub fn workers_started(&self) -> usize {
         self.inner.workers_started.load(Ordering::Relaxed)
     }

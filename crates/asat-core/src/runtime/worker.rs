@@ -283,15 +283,18 @@ impl Inner {
         self as *const Inner as usize
     }
 
-    /// Stops and joins the workers. Called once, when no region can start any more: by the
-    /// owner's drop, or by the spawn thread that ran the last job after it.
+    /// Stops the workers and joins those the runtime started. Called once, when no region can
+    /// start any more: by the owner's drop, or by the spawn thread that ran the last job after
+    /// it. Workers a spawn handler started have no handle here: they are told to stop and
+    /// not waited for ([`ThreadBuilder::run`] returns on their threads, at once for one that
+    /// calls it only later), as rayon does not wait for them either.
     pub(super) fn shutdown_workers(&self) {
         self.shutdown.store(true, Ordering::Release);
         let workers = std::mem::take(&mut self.region_lock.lock().workers);
         for mb in &self.mailboxes[1..] {
             mb.event.notify();
         }
-        for w in workers {
+        for w in workers.into_iter().flatten() {
             let _ = w.join();
         }
     }
