@@ -22,9 +22,9 @@
 //!
 //! # Not here
 //!
-//! Of rayon's thread-pool API, these have no counterpart: `breadth_first` (deprecated in
-//! rayon; asat has no per-thread deques to order), `ThreadPool::current_thread_has_pending_tasks`
-//! (no per-thread queues), and rayon's `scope`-related items that asat-iter provides instead.
+//! rayon's `scope` family, `current_thread_has_pending_tasks` (about a scope's queue) and its
+//! `ThreadPool` methods are asat-iter's (`asat::scope`, ...), as they need its scopes; the
+//! rest of rayon-core's thread-pool API is here.
 //!
 //! ```
 //! let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
@@ -179,6 +179,31 @@ impl<S> ThreadPoolBuilder<S> {
     /// thread: the thread that starts a parallel call is member 0 of its team, and a pool
     /// starts at most `num_threads - 1` workers. So this changes nothing.
     pub fn use_current_thread(self) -> Self {
+        self
+    }
+
+    /// rayon's (deprecated) request that spawned jobs run breadth-first, oldest first, rather
+    /// than each thread's newest first. asat always does: detached jobs
+    /// ([`spawn`](crate::spawn)) start in the order they were spawned, and so do the jobs of
+    /// asat-iter's scopes, which have one queue per scope rather than a deque per thread. So
+    /// this changes nothing; as rayon's, it is deprecated in favour of the FIFO forms.
+    ///
+    /// ```
+    /// #![allow(deprecated)]
+    /// use std::sync::mpsc;
+    ///
+    /// let pool = asat_core::ThreadPoolBuilder::new().num_threads(1).breadth_first().build()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// for i in 0..5 {
+    ///     let tx = tx.clone();
+    ///     pool.spawn(move || tx.send(i).unwrap());
+    /// }
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2, 3, 4]); // oldest first
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    #[deprecated(note = "use `scope_fifo` and `spawn_fifo` for similar effect")]
+    pub fn breadth_first(self) -> Self {
         self
     }
 

@@ -98,7 +98,8 @@
 //!   `current_thread_has_pending_tasks` methods.
 //! - [`join`], [`join_context`], [`ThreadPoolBuilder`] (`num_threads`, `build`,
 //!   `build_global`, `thread_name`, `stack_size`, `start_handler`, `exit_handler`,
-//!   `panic_handler`, `use_current_thread`), [`ThreadPool::install`](Runtime::install),
+//!   `panic_handler`, `use_current_thread`, `spawn_handler` and `build_scoped` with
+//!   [`ThreadBuilder`], `breadth_first`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`], [`max_num_threads`] (from asat-core).
 //! - [`broadcast()`] and [`ThreadPool::broadcast`](Runtime::broadcast): one region, `op` once
 //!   on every thread of the pool, as in rayon, whatever the policy's team; inline as a team of
@@ -109,13 +110,11 @@
 //!   ignored (rayon aborts); [`yield_now`], [`yield_local`]. See [`spawn`] (asat-core's) for
 //!   the design and its limits.
 //!
-//! Not here (yet): `ThreadPoolBuilder::spawn_handler`, `build_scoped` and `breadth_first`
-//! (asat owns its threads); `intersperse` on unindexed iterators (see
+//! Not here (yet): `intersperse` on unindexed iterators (see
 //! [`intersperse`](mod@intersperse)); `split` and `walk_tree` (sources that split the data
 //! with the user's own function, as they go); the less used `find`/`position` (deprecated in
-//! rayon);
-//! the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
-//! [`plumbing::Producer`]).
+//! rayon); the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own
+//! protocol is [`plumbing::Producer`]).
 //!
 //! # One call, one region
 //!
