@@ -5,16 +5,19 @@
 //! Other iterators (after `filter`, say) collect each range into a vector of its own, and the
 //! vectors are appended in index order. Other collections are built from that vector.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::drive;
 use crate::raw::{drop_filled, Filling, RawSlice};
-use crate::{IntoParallelIterator, ParallelIterator};
+use crate::{Either, IntoParallelIterator, ParallelIterator};
 
 /// A collection `collect` can build from a parallel iterator.
 pub trait FromParallelIterator<T: Send> {
@@ -128,10 +131,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Collections built from the in-order `Vec` of the items.
+/// Collections built from the in-order `Vec` of the items (without a copy where std's
+/// `collect` of a `Vec`'s items reuses its buffer: boxed slices, heaps, which then order it
+/// sequentially, as rayon's do).
 macro_rules! via_vec {
-    ($(impl<$($g:ident),*> for $c:ty where [$($b:tt)*] item $t:ty;)*) => {$(
-        impl<$($g),*> FromParallelIterator<$t> for $c
+    ($(impl<$($l:lifetime,)* $($g:ident),*> for $c:ty where [$($b:tt)*] item $t:ty;)*) => {$(
+        impl<$($l,)* $($g),*> FromParallelIterator<$t> for $c
         where
             $($b)*
         {
@@ -155,6 +160,16 @@ via_vec! {
         where [K: Send + Eq + Hash, V: Send, S: BuildHasher + Default] item (K, V);
     impl<> for String where [] item char;
     impl<> for String where [] item String;
+    impl<T> for Box<[T]> where [T: Send] item T;
+    impl<T> for Rc<[T]> where [T: Send] item T;
+    impl<T> for Arc<[T]> where [T: Send] item T;
+    impl<T> for BinaryHeap<T> where [T: Send + Ord] item T;
+    impl<'a,> for String where [] item &'a char;
+    impl<> for String where [] item Box<str>;
+    impl<'a,> for String where [] item Cow<'a, str>;
+    impl<'a,> for OsString where [] item &'a OsStr;
+    impl<> for OsString where [] item OsString;
+    impl<'a,> for OsString where [] item Cow<'a, OsStr>;
 }
 
 impl<'a> FromParallelIterator<&'a str> for String {
@@ -202,6 +217,60 @@ where
         I: IntoParallelIterator<Item = Option<T>>,
     {
         Vec::from_par_iter(iter).into_iter().collect()
+    }
+}
+
+/// Collects into the owned form of `C` (rayon's `Cow` collect): always `Cow::Owned`.
+impl<'a, C, T> FromParallelIterator<T> for Cow<'a, C>
+where
+    C: ToOwned + ?Sized,
+    C::Owned: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Cow::Owned(C::Owned::from_par_iter(iter))
+    }
+}
+
+/// Collects pairs into two collections, the first values into `A` and the second into `B`,
+/// each in order (rayon's tuple collect; [`unzip`](ParallelIterator::unzip) with
+/// `FromParallelIterator` collections): the values are first split into two `Vec`s, which are
+/// then collected.
+impl<L, R, A, B> FromParallelIterator<(L, R)> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + FromParallelIterator<L>,
+    B: Send + FromParallelIterator<R>,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = (L, R)>,
+    {
+        let (l, r): (Vec<L>, Vec<R>) = iter.into_par_iter().unzip();
+        (A::from_par_iter(l), B::from_par_iter(r))
+    }
+}
+
+/// Collects `Left` values into `A` and `Right` values into `B`, each in order (rayon's
+/// collect of `Either`s, [`partition_map`](ParallelIterator::partition_map) with the
+/// identity).
+impl<L, R, A, B> FromParallelIterator<Either<L, R>> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + FromParallelIterator<L>,
+    B: Send + FromParallelIterator<R>,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = Either<L, R>>,
+    {
+        let (l, r): (Vec<L>, Vec<R>) = iter.into_par_iter().partition_map(|x| x);
+        (A::from_par_iter(l), B::from_par_iter(r))
     }
 }
 

@@ -5,11 +5,13 @@
 //! that make them, others are gathered range by range and appended in index order. Other
 //! collections are extended from the in-order `Vec` of the items.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 
 use crate::collect::extend_vec;
-use crate::{IntoParallelIterator, ParallelIterator};
+use crate::{Either, IntoParallelIterator, ParallelIterator};
 
 /// A collection that can be extended with a parallel iterator's items, as rayon's
 /// `ParallelExtend`.
@@ -50,8 +52,8 @@ impl<'a, T: Copy + Send + Sync + 'a> ParallelExtend<&'a T> for Vec<T> {
 
 /// Collections extended from the in-order `Vec` of the items.
 macro_rules! via_vec {
-    ($(impl<$($g:ident),*> for $c:ty where [$($b:tt)*] item $t:ty;)*) => {$(
-        impl<$($g),*> ParallelExtend<$t> for $c
+    ($(impl<$($l:lifetime,)* $($g:ident),*> for $c:ty where [$($b:tt)*] item $t:ty;)*) => {$(
+        impl<$($l,)* $($g),*> ParallelExtend<$t> for $c
         where
             $($b)*
         {
@@ -77,6 +79,22 @@ via_vec! {
         where [K: Send + Eq + Hash, V: Send, S: BuildHasher] item (K, V);
     impl<> for String where [] item char;
     impl<> for String where [] item String;
+    impl<T> for BinaryHeap<T> where [T: Send + Ord] item T;
+    impl<'a, T> for BinaryHeap<T> where [T: 'a + Copy + Send + Sync + Ord] item &'a T;
+    impl<'a, T> for LinkedList<T> where [T: 'a + Copy + Send + Sync] item &'a T;
+    impl<'a, T> for BTreeSet<T> where [T: 'a + Copy + Send + Sync + Ord] item &'a T;
+    impl<'a, T, S> for HashSet<T, S>
+        where [T: 'a + Copy + Send + Sync + Eq + Hash, S: BuildHasher] item &'a T;
+    impl<'a, K, V> for BTreeMap<K, V>
+        where [K: 'a + Copy + Send + Sync + Ord, V: 'a + Copy + Send + Sync] item (&'a K, &'a V);
+    impl<'a, K, V, S> for HashMap<K, V, S>
+        where [K: 'a + Copy + Send + Sync + Eq + Hash, V: 'a + Copy + Send + Sync, S: BuildHasher]
+        item (&'a K, &'a V);
+    impl<> for String where [] item Box<str>;
+    impl<'a,> for String where [] item Cow<'a, str>;
+    impl<'a,> for OsString where [] item &'a OsStr;
+    impl<> for OsString where [] item OsString;
+    impl<'a,> for OsString where [] item Cow<'a, OsStr>;
 }
 
 impl<'a> ParallelExtend<&'a str> for String {
@@ -115,6 +133,43 @@ impl ParallelExtend<()> for () {
         I: IntoParallelIterator<Item = ()>,
     {
         par_iter.into_par_iter().for_each(drop);
+    }
+}
+
+/// Extends two collections with the pairs' first and second values, each in order (rayon's
+/// tuple `par_extend`).
+impl<L, R, A, B> ParallelExtend<(L, R)> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + ParallelExtend<L>,
+    B: Send + ParallelExtend<R>,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = (L, R)>,
+    {
+        let (l, r): (Vec<L>, Vec<R>) = par_iter.into_par_iter().unzip();
+        self.0.par_extend(l);
+        self.1.par_extend(r);
+    }
+}
+
+/// Extends `A` with the `Left` values and `B` with the `Right` values, each in order.
+impl<L, R, A, B> ParallelExtend<Either<L, R>> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + ParallelExtend<L>,
+    B: Send + ParallelExtend<R>,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = Either<L, R>>,
+    {
+        let (l, r): (Vec<L>, Vec<R>) = par_iter.into_par_iter().partition_map(|x| x);
+        self.0.par_extend(l);
+        self.1.par_extend(r);
     }
 }
 

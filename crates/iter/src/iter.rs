@@ -324,6 +324,12 @@ pub trait ParallelIterator: Producer + Sized {
         Update { base: self, f }
     }
 
+    /// The number of items if it is known before the call runs: `Some` for indexed iterators,
+    /// whose items stand one for one at their indices, `None` for others (rayon's `opt_len`).
+    fn opt_len(&self) -> Option<usize> {
+        Self::EXACT.then(|| self.base_len())
+    }
+
     crate::terminals::terminal_methods!();
 }
 

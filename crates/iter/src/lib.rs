@@ -75,15 +75,17 @@
 //!   [`try_ops`](mod@try_ops) for which one they return), `count`, `min`/`max` and their
 //!   `_by`/`_by_key` forms, `any`, `all`, `find_any`, `find_first`, `find_last`,
 //!   `find_map_any`, `find_map_first`, `find_map_last`, `position_any`, `position_first`,
-//!   `position_last`, `collect` (into `Vec`, `VecDeque`, `LinkedList`, `String`, hash and
-//!   B-tree maps and sets, `Result<C, E>`, `Option<C>`, `()`), `collect_into_vec`,
+//!   `position_last`, `collect` (into `Vec`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `VecDeque`,
+//!   `LinkedList`, `BinaryHeap`, `String` and `OsString` from their pieces, hash and B-tree
+//!   maps and sets, `Cow`, `Result<C, E>`, `Option<C>`, `()`, and a pair of collections from
+//!   pairs or [`Either`]s), `opt_len`, `collect_into_vec`,
 //!   `collect_vec_list`, `unzip`, `unzip_into_vecs`,
 //!   `partition`, `partition_map` (with [`Either`], the `either` crate's, as rayon's
 //!   `rayon::iter::Either`; see [`unzip`](mod@unzip); an `Either` of two parallel iterators
 //!   with the same items is one too, indexed when both are), and on indexed iterators the
 //!   comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
 //!   [`par_extend`](ParallelExtend::par_extend) on the same collections as `collect` (a `Vec`
-//!   in place).
+//!   in place; with references to `Copy` items too, as rayon's).
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
 //!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
