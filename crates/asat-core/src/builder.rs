@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | `ASAT_MAX_THREADS` | [`Builder::max_threads`] | 1 ..= 4096 |
 //! | `ASAT_POLICY` | [`Builder::policy`] | see [`parse_policy`] |
+//! | `ASAT_WAIT` | [`Builder::wait`] | see [`parse_wait`] |
 //!
 //! Policies read their own variables (ASAT: `ASAT_EVAL_TIME`, ...) when built from
 //! `ASAT_POLICY`.
@@ -110,7 +111,8 @@ impl Builder {
         self
     }
 
-    /// How threads wait at joins, barriers and while idle.
+    /// How threads wait at joins, barriers and while idle. Unset: `ASAT_WAIT`, else the
+    /// policy's own strategy, else [`SpinThenPark`] (50 µs).
     pub fn wait(self, wait: impl WaitStrategy + 'static) -> Self {
         self.shared_wait(Arc::new(wait))
     }
@@ -228,6 +230,10 @@ impl Builder {
             Some(v) => Some(parse_policy_with_env(&v, &env)?),
             None => None,
         };
+        let env_wait = match env("ASAT_WAIT") {
+            Some(v) => Some(parse_wait(&v)?),
+            None => None,
+        };
         if max_threads == 0 || max_threads > MAX_THREADS_LIMIT {
             return Err(Error::max_threads(max_threads));
         }
@@ -238,6 +244,7 @@ impl Builder {
         policy.attach(&RuntimeInfo { max_threads })?;
         let wait = self
             .wait
+            .or(env_wait)
             .or_else(|| policy.wait_strategy())
             .unwrap_or_else(|| Arc::new(SpinThenPark::default()));
         Ok(Runtime::from_parts(
@@ -263,6 +270,48 @@ fn parse_max_threads(v: &str) -> Result<usize, Error> {
 /// `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`, `ASAT_GOOD_TRIG`).
 pub fn parse_policy(v: &str) -> Result<Arc<dyn Policy>, Error> {
     parse_policy_with_env(v, &env_var)
+}
+
+/// Parses a wait strategy as `ASAT_WAIT` takes it (OpenMP's `OMP_WAIT_POLICY`, with the spin
+/// time stated): `park` (block at once: OpenMP's `passive`), or `spin:<time>` (spin for up to
+/// `<time>`, then block: [`SpinThenPark`]; `spin:50us` is the default strategy), a time being
+/// seconds (`0.001`) or a number with a unit (`100ms`, `50us`). `spin:` takes at most 10 s:
+/// a longer spin is a busy CPU lost to every other program.
+pub fn parse_wait(v: &str) -> Result<Arc<dyn WaitStrategy>, Error> {
+    const ALLOWED: &str = "must be park or spin:<time>, the time in seconds (0.001) or with a \
+         unit (100ms, 50us), at most 10s";
+    let t = v.trim().to_ascii_lowercase();
+    if t == "park" {
+        return Ok(Arc::new(SpinThenPark::new(std::time::Duration::ZERO)));
+    }
+    match t.strip_prefix("spin:").and_then(parse_duration) {
+        Some(d) if d <= std::time::Duration::from_secs(10) => Ok(Arc::new(SpinThenPark::new(d))),
+        _ => Err(Error::env("ASAT_WAIT", v, ALLOWED)),
+    }
+}
+
+/// What a time in an `ASAT_*` variable may be.
+pub(crate) const DURATION_ALLOWED: &str = "must be a positive time from 1ns to 1000000s, in \
+     seconds (0.1) or with a unit (100ms, 500us)";
+
+/// Parses `0.1`, `0.1s`, `100ms`, `500us`: a time of at least 1 ns and below 10^6 s.
+pub(crate) fn parse_duration(v: &str) -> Option<std::time::Duration> {
+    let t = v.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    let secs = x * scale;
+    // At least a nanosecond: a value that rounds to zero is as wrong as 0.
+    (1e-9..1e6)
+        .contains(&secs)
+        .then(|| std::time::Duration::from_secs_f64(secs))
 }
 
 /// An environment variable's value; one that is not UTF-8 comes back with its bad bytes
@@ -346,6 +395,55 @@ mod tests {
             .build_with_env(env_of(&[("ASAT_POLICY", "fixed:0")]))
             .unwrap_err();
         assert!(e.to_string().contains("ASAT_POLICY"), "{e}");
+    }
+
+    /// The spin limit of `rt`'s wait strategy at a join.
+    fn spin_of(rt: &Runtime) -> std::time::Duration {
+        let info = crate::WaitInfo {
+            site: crate::WaitSite::Join,
+            member: 0,
+            team_size: 2,
+        };
+        rt.wait_strategy().spin_limit(&info)
+    }
+
+    #[test]
+    fn wait_env_sets_the_strategy_and_code_wins() {
+        use std::time::Duration;
+        let rt = |env: &[(&str, &str)]| Builder::new().build_with_env(env_of(env));
+        assert_eq!(spin_of(&rt(&[]).unwrap()), SpinThenPark::DEFAULT_SPIN);
+        assert_eq!(
+            spin_of(&rt(&[("ASAT_WAIT", "park")]).unwrap()),
+            Duration::ZERO
+        );
+        let spin = |v: &str| spin_of(&rt(&[("ASAT_WAIT", v)]).unwrap());
+        assert_eq!(spin("spin:2ms"), Duration::from_millis(2));
+        assert_eq!(spin(" Spin:0.5 "), Duration::from_millis(500));
+        assert_eq!(spin("spin:10s"), Duration::from_secs(10));
+        let code = Builder::new()
+            .wait(SpinThenPark::new(Duration::from_micros(7)))
+            .build_with_env(env_of(&[("ASAT_WAIT", "park")]))
+            .unwrap();
+        assert_eq!(spin_of(&code), Duration::from_micros(7));
+        for bad in [
+            "spin",
+            "spin:",
+            "spin:0",
+            "spin:11s",
+            "spin:-1ms",
+            "active",
+            "",
+        ] {
+            let e = rt(&[("ASAT_WAIT", bad)]).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "environment variable ASAT_WAIT={bad:?} is invalid: must be park or \
+                     spin:<time>, the time in seconds (0.001) or with a unit (100ms, 50us), at \
+                     most 10s"
+                )
+            );
+        }
     }
 
     #[test]

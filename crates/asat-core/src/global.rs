@@ -213,7 +213,7 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// How threads wait (asat's own option; unset: the policy's, or
+    /// How threads wait (asat's own option; unset: `ASAT_WAIT`, else the policy's, else
     /// [`SpinThenPark`](crate::SpinThenPark)).
     pub fn wait(mut self, wait: impl WaitStrategy + 'static) -> Self {
         self.builder = self.builder.wait(wait);

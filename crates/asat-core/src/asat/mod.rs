@@ -233,6 +233,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use crate::builder::{parse_duration, DURATION_ALLOWED};
 use crate::{Error, Plan, Policy, RegionStart, RuntimeInfo};
 use pressure::Readings;
 
@@ -444,29 +445,6 @@ impl Asat {
     pub fn history(&self) -> Vec<Evaluation> {
         self.history.lock().iter().copied().collect()
     }
-}
-
-const DURATION_ALLOWED: &str = "must be a positive time from 1ns to 1000000s, in seconds (0.1) \
-     or with a unit (100ms, 500us)";
-
-/// Parses `0.1`, `0.1s`, `100ms`, `500us`.
-fn parse_duration(v: &str) -> Option<Duration> {
-    let t = v.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let x: f64 = num.trim().parse().ok()?;
-    let secs = x * scale;
-    // At least a nanosecond: a value that rounds to zero is as wrong as 0.
-    (1e-9..1e6)
-        .contains(&secs)
-        .then(|| Duration::from_secs_f64(secs))
 }
 
 impl Policy for Asat {
