@@ -108,6 +108,11 @@ macro_rules! policy_suite {
                 }
 
                 #[test]
+                fn iter_split_and_tree_walks_keep_rayons_order() {
+                    super::iter_more::iter_recursive(&rt());
+                }
+
+                #[test]
                 fn iter_blocks_run_in_rounds_and_searches_stop() {
                     super::iter_more::iter_blocks(&rt());
                 }

@@ -202,3 +202,41 @@ pub fn iter_scope_broadcast(rt: &Runtime) {
     }
     super::every_index_runs_once(rt);
 }
+
+/// `split` covers its data in order with at most 4 pieces per thread of the pool; the tree
+/// walks yield every node in prefix and postfix order.
+pub fn iter_recursive(rt: &Runtime) {
+    rt.install(|| {
+        let halves = |r: std::ops::Range<u64>| {
+            if r.end - r.start <= 8 {
+                (r, None)
+            } else {
+                let mid = r.start + (r.end - r.start) / 2;
+                (r.start..mid, Some(mid..r.end))
+            }
+        };
+        for _ in 0..10 {
+            let pieces: Vec<std::ops::Range<u64>> = asat::iter::split(0..5000u64, halves).collect();
+            assert!(pieces.len() <= 4 * asat::current_num_threads());
+            assert!(pieces.into_iter().flatten().eq(0..5000));
+        }
+        // node n has children 2n + 1 and 2n + 2 below 100: a complete binary tree
+        let kids = |&n: &u32| {
+            [2 * n + 1, 2 * n + 2]
+                .into_iter()
+                .filter(|&c| c < 100)
+                .collect::<Vec<_>>()
+        };
+        let pre: Vec<u32> = asat::iter::walk_tree_prefix(0u32, kids).collect();
+        let post: Vec<u32> = asat::iter::walk_tree_postfix(0u32, kids).collect();
+        assert_eq!((pre.len(), post.len()), (100, 100));
+        assert_eq!(
+            (pre[..4].to_vec(), post[98..].to_vec()),
+            (vec![0, 1, 3, 7], vec![2, 0])
+        );
+        let mut sorted = pre.clone();
+        sorted.sort_unstable();
+        assert!(sorted.into_iter().eq(0..100));
+    });
+    super::every_index_runs_once(rt);
+}

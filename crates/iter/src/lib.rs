@@ -44,6 +44,9 @@
 //!   rayon's.
 //! - [`par_bridge`](ParallelBridge::par_bridge) on any `Send` sequential iterator (members pull
 //!   its items through a lock; no order, as in rayon: see [`bridge`]).
+//! - [`split()`] (pieces of a value split by the user's function) and the tree walks
+//!   [`walk_tree_prefix`], [`walk_tree_postfix`], [`walk_tree`], in rayon's order: the pieces
+//!   or nodes are found first, then shared out (see [`recursive`]).
 //! - rayon's type paths: every adapter's type at the crate root (`asat::iter::Map`,
 //!   `asat::iter::Zip`, `Take`, `MinLen`, `MapInit`, `Flatten`, ...) and the sources' in
 //!   modules of rayon's names ([`slice`](mod@slice), [`vec`](mod@vec), [`range`],
@@ -113,8 +116,7 @@
 //!   the design and its limits.
 //!
 //! Not here (yet): `intersperse` on unindexed iterators (see
-//! [`intersperse`](mod@intersperse)); `split` and `walk_tree` (sources that split the data
-//! with the user's own function, as they go); the less used `find`/`position` (deprecated in
+//! [`intersperse`](mod@intersperse)); the less used `find`/`position` (deprecated in
 //! rayon); the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own
 //! protocol is [`plumbing::Producer`]).
 //!
@@ -187,6 +189,7 @@ pub mod plumbing;
 pub mod range;
 pub mod range_inclusive;
 mod raw;
+pub mod recursive;
 pub mod scope;
 pub mod slice;
 pub mod sort;
@@ -228,6 +231,10 @@ pub use intersperse::Intersperse;
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use iter::ParallelIterator;
 pub use panic_fuse::PanicFuse;
+pub use recursive::{
+    split, walk_tree, walk_tree_postfix, walk_tree_prefix, Split, WalkTree, WalkTreePostfix,
+    WalkTreePrefix,
+};
 pub use scope::{
     current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, scope, scope_fifo,
     Scope, ScopeFifo, ThreadPoolScopes,
