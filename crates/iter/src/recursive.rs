@@ -68,24 +68,52 @@ where
     S: Fn(D) -> (D, Option<D>) + Send + Sync,
 {
     Split {
-        data: Mutex::new(Some(data)),
+        pieces: Deferred::new(data),
         splitter,
-        pieces: OnceLock::new(),
+    }
+}
+
+/// A source's input, taken at the first terminal call to make its items, which are kept as
+/// a `Vec`'s owned items.
+struct Deferred<T> {
+    input: Mutex<Option<T>>,
+    items: OnceLock<IntoIter<T>>,
+}
+
+impl<T> Deferred<T> {
+    fn made(&self) -> bool {
+        self.items.get().is_some()
+    }
+}
+
+impl<T: Send> Deferred<T> {
+    fn new(input: T) -> Self {
+        Deferred {
+            input: Mutex::new(Some(input)),
+            items: OnceLock::new(),
+        }
+    }
+
+    /// The items, made from the input by `make` at the first call.
+    fn items(&self, make: impl FnOnce(T) -> Vec<T>) -> &IntoIter<T> {
+        self.items.get_or_init(|| {
+            let input = lock(&self.input).take();
+            input.map_or_else(Vec::new, make).into_par_iter()
+        })
     }
 }
 
 /// The pieces of a value split by a function (rayon's `Split`, made by [`split`]).
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct Split<D, S> {
-    data: Mutex<Option<D>>,
+    pieces: Deferred<D>,
     splitter: S,
-    pieces: OnceLock<IntoIter<D>>,
 }
 
 impl<D, S> fmt::Debug for Split<D, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Split")
-            .field("split", &self.pieces.get().is_some())
+            .field("split", &self.pieces.made())
             .finish_non_exhaustive()
     }
 }
@@ -118,11 +146,7 @@ where
     S: Fn(D) -> (D, Option<D>) + Send + Sync,
 {
     fn pieces(&self) -> &IntoIter<D> {
-        self.pieces.get_or_init(|| {
-            let data = lock(&self.data).take();
-            let pieces = data.map_or_else(Vec::new, |d| split_all(d, &self.splitter));
-            pieces.into_par_iter()
-        })
+        self.pieces.items(|d| split_all(d, &self.splitter))
     }
 }
 
@@ -312,35 +336,27 @@ pub struct WalkTreePrefix<S, B>(Walk<S, B>);
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct WalkTreePostfix<S, B>(Walk<S, B>);
 
-/// The root and the children function, and the nodes once found.
+/// The root (then the nodes) and the children function.
 struct Walk<S, B> {
-    root: Mutex<Option<S>>,
+    nodes: Deferred<S>,
     children_of: B,
-    nodes: OnceLock<IntoIter<S>>,
 }
 
-impl<S, B> Walk<S, B> {
+impl<S: Send, B> Walk<S, B> {
     fn new(root: S, children_of: B) -> Self {
         Walk {
-            root: Mutex::new(Some(root)),
+            nodes: Deferred::new(root),
             children_of,
-            nodes: OnceLock::new(),
         }
     }
 
     fn nodes<I>(&self, postfix: bool) -> &IntoIter<S>
     where
-        S: Send,
         B: Fn(&S) -> I + Sync,
         I: IntoIterator<Item = S>,
     {
-        self.nodes.get_or_init(|| {
-            let root = lock(&self.root).take();
-            let nodes = root.map_or_else(Vec::new, |r| {
-                Tree::expand(r, &self.children_of).in_order(postfix)
-            });
-            nodes.into_par_iter()
-        })
+        self.nodes
+            .items(|root| Tree::expand(root, &self.children_of).in_order(postfix))
     }
 }
 
@@ -350,7 +366,7 @@ macro_rules! walk_source {
         impl<S, B> fmt::Debug for $name<S, B> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($name))
-                    .field("expanded", &self.0.nodes.get().is_some())
+                    .field("expanded", &self.0.nodes.made())
                     .finish_non_exhaustive()
             }
         }
