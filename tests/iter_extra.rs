@@ -221,6 +221,14 @@ proptest! {
             prop_assert_eq!(&got[..], &want[..half]);
             prop_assert_eq!(Arc::strong_count(&sep), 1);
             prop_assert!(weak.iter().all(|w| w.upgrade().is_none()));
+            // unindexed (after `filter`): gathered first, no separator leading or trailing
+            let odd = |x: &i64| x % 2 != 0;
+            let want: Vec<i64> =
+                v.iter().copied().filter(odd).flat_map(|x| [5000, x]).skip(1).collect();
+            let it = || s.split(v.par_iter().copied()).filter(odd).intersperse(5000);
+            prop_assert_eq!(&it().collect::<Vec<i64>>(), &want);
+            let sum: i64 = it().sum();
+            prop_assert_eq!(sum, want.iter().sum::<i64>());
             Ok(())
         })?;
     }

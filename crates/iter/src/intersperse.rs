@@ -1,36 +1,62 @@
 //! `intersperse` (rayon's): a clone of a separator between each two items, as std's (unstable)
 //! `Iterator::intersperse`, none before the first or after the last.
 //!
-//! Here on indexed iterators only, where it is indexed too: `n` items become `2n - 1` (0 stays
-//! 0), the base's item `i` standing at index `2i` and a separator at each odd index. A range
-//! `a..b` of the result then reads the base's items `(a + 1) / 2 .. (b + 1) / 2`, starting
-//! with a separator when `a` is odd, so disjoint ranges read disjoint items, and the result
-//! zips, enumerates, reverses and splits like any indexed iterator. (rayon also has it on
-//! unindexed iterators, after `filter` say; there a range cannot know whether the ranges before
-//! it yield any item, so whether its first item needs a separator before it, and rayon's can
-//! start with one when they yield none. It is left out here rather than given that result.)
+//! On an indexed iterator it is indexed too: `n` items become `2n - 1` (0 stays 0), the base's
+//! item `i` standing at index `2i` and a separator at each odd index. A range `a..b` of the
+//! result then reads the base's items `(a + 1) / 2 .. (b + 1) / 2`, starting with a separator
+//! when `a` is odd, so disjoint ranges read disjoint items, and the result zips, enumerates,
+//! reverses and splits like any indexed iterator.
+//!
+//! On an unindexed iterator (after `filter`, say) a range cannot know whether the ranges before
+//! it yield any item, so whether its first item needs a separator before it. Here the base's
+//! items are **gathered first**, at the terminal call: one parallel call collects them in
+//! order into a `Vec` (as `collect` would), and the result is that `Vec`'s items interspersed
+//! as above. So it costs the items' memory and one more region, and the base's closures have
+//! all run before the first closure after `intersperse` runs; in exchange no separator ever
+//! leads or trails. (rayon's streams, and its result starts with a separator when the first
+//! part of the split yields no item: a right half always leads with one.)
 //!
 //! The separator is kept behind a lock, taken once per range to clone it, so `intersperse`
 //! needs `Item: Clone + Send`, as rayon's, not `Sync`.
 
 use std::fmt;
+use std::iter::Rev;
 use std::ops::Range;
 use std::sync::Mutex;
 
+use either::Either;
+
+use crate::collect::extend_vec;
+use crate::deferred::Deferred;
 use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
 use crate::sources::clone_of;
+use crate::vec::{IntoIter, SliceDrain};
 use crate::IndexedParallelIterator;
 
 /// The items with a clone of a separator between each two (`intersperse`); see the
 /// [module docs](self).
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct Intersperse<I: Producer> {
-    base: I,
+    base: Base<I>,
     separator: Mutex<I::Item>,
+}
+
+/// Where an [`Intersperse`] reads the base's items.
+enum Base<I: Producer> {
+    /// An indexed base, read in place.
+    Indexed(I),
+    /// An unindexed one, its items gathered into a `Vec` at the first call; its hints.
+    Gathered(Deferred<I, I::Item>, Hints),
 }
 
 impl<I: Producer> Intersperse<I> {
     pub(crate) fn new(base: I, separator: I::Item) -> Self {
+        let base = if I::EXACT {
+            Base::Indexed(base)
+        } else {
+            let hints = base.hints();
+            Base::Gathered(Deferred::new(base), hints)
+        };
         Self {
             base,
             separator: Mutex::new(separator),
@@ -54,11 +80,33 @@ impl<I: Producer> Intersperse<I> {
     }
 }
 
+impl<I: Producer> Base<I> {
+    /// The gathered items of an unindexed base (made at the first call).
+    fn gathered(items: &Deferred<I, I::Item>) -> &IntoIter<I::Item> {
+        items.items(|base| {
+            let mut v = Vec::new();
+            extend_vec(base, &mut v);
+            v
+        })
+    }
+
+    /// How many items the base has.
+    fn len(&self) -> usize {
+        match self {
+            Base::Indexed(base) => base.base_len(),
+            Base::Gathered(items, _) => Self::gathered(items).base_len(),
+        }
+    }
+}
+
 impl<I: Producer + fmt::Debug> fmt::Debug for Intersperse<I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Intersperse")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct("Intersperse");
+        match &self.base {
+            Base::Indexed(base) => d.field("base", base),
+            Base::Gathered(items, _) => d.field("gathered", &items.made()),
+        };
+        d.finish_non_exhaustive()
     }
 }
 
@@ -70,21 +118,21 @@ fn base_range(range: &Range<usize>) -> Range<usize> {
 
 impl<I> Producer for Intersperse<I>
 where
-    I: IndexedParallelIterator,
+    I: Producer,
     I::Item: Clone,
 {
     type Item = I::Item;
     type Seq<'a>
-        = IntersperseSeq<I::Seq<'a>, I::Item>
+        = IntersperseSeq<Either<I::Seq<'a>, SliceDrain<'a, I::Item>>, I::Item>
     where
         Self: 'a;
-    const EXACT: bool = true;
+    const EXACT: bool = I::EXACT;
 
     /// # Panics
     ///
     /// If `2n - 1` does not fit a `usize` (for `n` base items).
     fn base_len(&self) -> usize {
-        match self.base.base_len() {
+        match self.base.len() {
             0 => 0,
             n => (n - 1)
                 .checked_mul(2)
@@ -98,13 +146,24 @@ where
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
         // SAFETY: `i -> 2i` is one to one, so disjoint ranges of the result have disjoint
-        // base ranges; within `0..2n - 1`, they lie within `0..n`.
-        let items = unsafe { self.base.seq(base_range(&range)) };
+        // base ranges; within `0..2n - 1`, they lie within `0..n` (of the base, or of the
+        // gathered items, which stand one for one at their indices).
+        let items = unsafe {
+            match &self.base {
+                Base::Indexed(base) => Either::Left(base.seq(base_range(&range))),
+                Base::Gathered(items, _) => {
+                    Either::Right(Base::gathered(items).seq(base_range(&range)))
+                }
+            }
+        };
         self.seq_over(range.len(), range.start, items)
     }
 
     fn hints(&self) -> Hints {
-        self.base.hints()
+        match &self.base {
+            Base::Indexed(base) => base.hints(),
+            Base::Gathered(_, hints) => *hints,
+        }
     }
 }
 
@@ -121,14 +180,21 @@ where
     I::Item: Clone,
 {
     type SeqRev<'a>
-        = IntersperseSeq<I::SeqRev<'a>, I::Item>
+        = IntersperseSeq<Either<I::SeqRev<'a>, Rev<SliceDrain<'a, I::Item>>>, I::Item>
     where
         Self: 'a;
 
     #[inline]
     unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
         // SAFETY: as in `seq`.
-        let items = unsafe { self.base.seq_rev(base_range(&range)) };
+        let items = unsafe {
+            match &self.base {
+                Base::Indexed(base) => Either::Left(base.seq_rev(base_range(&range))),
+                Base::Gathered(items, _) => {
+                    Either::Right(Base::gathered(items).seq_rev(base_range(&range)))
+                }
+            }
+        };
         self.seq_over(range.len(), range.end.saturating_sub(1), items)
     }
 }
@@ -169,6 +235,8 @@ impl<J: Iterator<Item = T>, T: Clone> Iterator for IntersperseSeq<J, T> {
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use crate::prelude::*;
     use crate::testing::on_every_team;
@@ -229,6 +297,110 @@ mod tests {
                 "team of {k}"
             );
             assert!(got.iter().step_by(2).copied().eq(0..100), "team of {k}");
+        });
+    }
+
+    #[test]
+    fn after_filter_no_separator_leads_or_trails() {
+        on_every_team(|k| {
+            for n in [0usize, 1, 2, 7, 1000] {
+                // kept: none; only the last (the first ranges yield nothing); only the first;
+                // every third
+                let keeps: [&(dyn Fn(usize) -> bool + Sync); 4] =
+                    [&|_| false, &|i| i + 1 == n, &|i| i == 0, &|i| i % 3 == 1];
+                for (which, keep) in keeps.iter().enumerate() {
+                    let kept: Vec<i64> = (0..n).filter(|&i| keep(i)).map(|i| i as i64).collect();
+                    let want = interspersed(&kept, -1);
+                    for max_len in [0, 1, 3] {
+                        let it = || {
+                            (0..n)
+                                .into_par_iter()
+                                .with_max_len(max_len)
+                                .filter(|&i| keep(i))
+                                .map(|i| i as i64)
+                                .intersperse(-1)
+                        };
+                        let got: Vec<i64> = it().collect();
+                        assert_eq!(got, want, "team of {k}, {n} items, keep {which}, {max_len}");
+                        let separators = AtomicUsize::new(0);
+                        it().for_each(|x| {
+                            if x == -1 {
+                                separators.fetch_add(1, Ordering::Relaxed);
+                            }
+                        });
+                        let want_separators = kept.len().saturating_sub(1);
+                        assert_eq!(separators.into_inner(), want_separators, "team of {k}");
+                        assert_eq!(it().count(), want.len(), "team of {k}");
+                    }
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn an_unindexed_base_is_gathered_once_and_its_items_are_moved() {
+        on_every_team(|k| {
+            let made = AtomicUsize::new(0);
+            let words: Vec<String> = (0..300i32)
+                .into_par_iter()
+                .filter(|i| i % 2 == 0)
+                .map(|i| {
+                    made.fetch_add(1, Ordering::Relaxed);
+                    i.to_string()
+                })
+                .intersperse(String::from(","))
+                .collect();
+            assert_eq!(made.into_inner(), 150, "team of {k}");
+            let want: Vec<String> = (0..300).step_by(2).map(|i: i32| i.to_string()).collect();
+            assert_eq!(words.concat(), want.join(","), "team of {k}");
+            // into a String through its pieces, as a rayon program would
+            let line: String = "a  b c   d"
+                .par_split_whitespace()
+                .intersperse(" ")
+                .collect();
+            assert_eq!(line, "a b c d", "team of {k}");
+        });
+    }
+
+    #[test]
+    fn a_panic_while_gathering_reaches_the_caller_and_drops_what_was_made() {
+        let live = AtomicUsize::new(0);
+        struct Counted<'a>(&'a AtomicUsize);
+        impl Clone for Counted<'_> {
+            fn clone(&self) -> Self {
+                self.0.fetch_add(1, Ordering::Relaxed);
+                Counted(self.0)
+            }
+        }
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        on_every_team(|k| {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                live.fetch_add(1, Ordering::Relaxed);
+                (0..100)
+                    .into_par_iter()
+                    .filter(|i| i % 2 == 0)
+                    .map(|i| {
+                        assert!(i != 64, "item 64");
+                        live.fetch_add(1, Ordering::Relaxed);
+                        Counted(&live)
+                    })
+                    .intersperse(Counted(&live))
+                    .for_each(drop);
+            }));
+            let msg = r.expect_err("the panic reaches the caller");
+            assert_eq!(msg.downcast_ref::<&str>(), Some(&"item 64"), "team of {k}");
+            assert_eq!(live.load(Ordering::Relaxed), 0, "team of {k}: all dropped");
+            // and the runtime is usable afterwards
+            let n = (0..10)
+                .into_par_iter()
+                .filter(|i| i % 2 == 0)
+                .intersperse(0)
+                .count();
+            assert_eq!(n, 9, "team of {k}");
         });
     }
 

@@ -16,7 +16,7 @@ use crate::plumbing::{Hints, Producer};
 use crate::take_any::{SkipAny, TakeAny, WhileSome};
 use crate::take_any_while::{SkipAnyWhile, TakeAnyWhile};
 use crate::try_ops::{Try, TryFold, TryFoldBy, TryFoldWith};
-use crate::{IndexedParallelIterator, IntoParallelIterator};
+use crate::IntoParallelIterator;
 
 /// A parallel iterator: adapters build a chain, and each terminal call (`for_each`, `sum`,
 /// `reduce`, `collect`, ...) runs it as one region of the current runtime, its team chosen by
@@ -288,8 +288,9 @@ pub trait ParallelIterator: Producer + Sized {
     }
 
     /// The items with a clone of `separator` between each two, as std's `intersperse`
-    /// (rayon's `intersperse`): `2n - 1` items from `n`, indexed. Here only on indexed
-    /// iterators (see [`intersperse`](mod@crate::intersperse) for why).
+    /// (rayon's `intersperse`): `2n - 1` items from `n`, indexed when `self` is. An unindexed
+    /// iterator's items are gathered into a `Vec` first, at the terminal call (see
+    /// [`intersperse`](mod@crate::intersperse) for why).
     ///
     /// ```
     /// use asat_iter::prelude::*;
@@ -303,7 +304,6 @@ pub trait ParallelIterator: Producer + Sized {
     /// At the terminal call (or `len`), if `2n - 1` does not fit a `usize`.
     fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
     where
-        Self: IndexedParallelIterator,
         Self::Item: Clone,
     {
         Intersperse::new(self, separator)

@@ -64,8 +64,8 @@
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
 //!   `take_any_while`, `skip_any_while` (see [`take_any_while`](mod@take_any_while)),
 //!   `panic_fuse` (indexed when its base is: see [`panic_fuse`](mod@panic_fuse)),
-//!   `intersperse` (on indexed iterators only, and indexed: see
-//!   [`intersperse`](mod@intersperse)), `with_schedule`; on indexed iterators
+//!   `intersperse` (indexed when its base is; an unindexed base's items are gathered first:
+//!   see [`intersperse`](mod@intersperse)), `with_schedule`; on indexed iterators
 //!   ([`IndexedParallelIterator`]): `zip`, `zip_eq`, `enumerate`, `rev`, `step_by`, `take`,
 //!   `skip`, `chunks`, `fold_chunks`, `fold_chunks_with` (see [`fold_chunks`](mod@fold_chunks)),
 //!   `interleave`, `interleave_shortest`, `positions`, `with_min_len`, `with_max_len` (`chain`
@@ -115,10 +115,9 @@
 //!   ignored (rayon aborts); [`yield_now`], [`yield_local`]. See [`spawn`] (asat-core's) for
 //!   the design and its limits.
 //!
-//! Not here (yet): `intersperse` on unindexed iterators (see
-//! [`intersperse`](mod@intersperse)); the less used `find`/`position` (deprecated in
-//! rayon); the plumbing traits (`Producer`/`Consumer` as rayon has them: this crate's own
-//! protocol is [`plumbing::Producer`]).
+//! Not here (yet): the less used `find`/`position` (deprecated in rayon); the plumbing traits
+//! (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
+//! [`plumbing::Producer`]).
 //!
 //! # One call, one region
 //!
@@ -171,6 +170,7 @@ pub mod chain;
 pub mod cmp;
 mod collect;
 pub mod collections;
+mod deferred;
 pub mod drain;
 pub mod drive;
 mod either_iter;

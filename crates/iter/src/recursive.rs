@@ -31,13 +31,14 @@ use std::any::Any;
 use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use asat_core::{Runtime, Team};
 
+use crate::deferred::Deferred;
 use crate::plumbing::Producer;
 use crate::vec::{IntoIter, SliceDrain};
-use crate::{IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator};
+use crate::{IntoParallelRefMutIterator, ParallelIterator};
 
 /// The most pieces per member of the splitting team that [`split`] makes.
 pub const PIECES_PER_MEMBER: usize = 4;
@@ -70,36 +71,6 @@ where
     Split {
         pieces: Deferred::new(data),
         splitter,
-    }
-}
-
-/// A source's input, taken at the first terminal call to make its items, which are kept as
-/// a `Vec`'s owned items.
-struct Deferred<T> {
-    input: Mutex<Option<T>>,
-    items: OnceLock<IntoIter<T>>,
-}
-
-impl<T> Deferred<T> {
-    fn made(&self) -> bool {
-        self.items.get().is_some()
-    }
-}
-
-impl<T: Send> Deferred<T> {
-    fn new(input: T) -> Self {
-        Deferred {
-            input: Mutex::new(Some(input)),
-            items: OnceLock::new(),
-        }
-    }
-
-    /// The items, made from the input by `make` at the first call.
-    fn items(&self, make: impl FnOnce(T) -> Vec<T>) -> &IntoIter<T> {
-        self.items.get_or_init(|| {
-            let input = lock(&self.input).take();
-            input.map_or_else(Vec::new, make).into_par_iter()
-        })
     }
 }
 
