@@ -1,7 +1,7 @@
-//! Property tests of the parallel iterators' sources: integer ranges of every type, slices,
-//! `Vec`s and arrays, chunks and windows, zips and tuples of sources, `repeat`, `repeat_n`,
-//! `once` and `empty` give what std's sequential iterators give, for random lengths, splitting hints (`with_min_len`, `with_max_len`,
-//! `with_schedule`) and team sizes.
+//! Property tests of the parallel iterators' sources: ranges of every integer type and of
+//! `char`, slices, `Vec`s and arrays, chunks and windows, zips and tuples of sources, `repeat`,
+//! `repeat_n`, `once` and `empty` give what std's sequential iterators give, for random
+//! lengths, splitting hints (`with_min_len`, `with_max_len`, `with_schedule`) and team sizes.
 //!
 //! Runtimes are shared by the cases (built once, in `iter_support`: fixed teams of 1 to 4 and one
 //! whose team size cycles), so that a case also checks that the calls before it left its runtime
@@ -117,6 +117,64 @@ proptest! {
                 s.split((start..=end).into_par_iter().take(take).step_by(step)).len(),
                 (start..=end).take(take).step_by(step).count()
             );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn ranges_of_128_bit_integers_and_of_chars(
+        start in any::<i128>(),
+        n in len(),
+        c in any::<char>(),
+        near_gap in 0xD000u32..0xD800,
+        s in setup(),
+    ) {
+        s.run(|| -> Result<(), TestCaseError> {
+            let n128 = n as i128;
+            let start = start.min(i128::MAX - n128);
+            let end = start + n128;
+            prop_assert_eq!(
+                s.split((start..end).into_par_iter()).collect::<Vec<_>>(),
+                (start..end).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                s.split((start..=end).into_par_iter().rev()).collect::<Vec<_>>(),
+                (start..=end).rev().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(s.split((end..start).into_par_iter()).count(), 0);
+            // the ends of the types, where a difference overflows i128
+            let top = u128::MAX - n as u128;
+            prop_assert_eq!(
+                s.split((top..=u128::MAX).into_par_iter()).collect::<Vec<_>>(),
+                (top..=u128::MAX).collect::<Vec<_>>()
+            );
+            let bottom = i128::MIN + n128;
+            prop_assert_eq!(
+                s.split((i128::MIN..bottom).into_par_iter()).map(|x| x - i128::MIN).sum::<i128>(),
+                (i128::MIN..bottom).map(|x| x - i128::MIN).sum::<i128>()
+            );
+            prop_assert_eq!((i128::MIN..=bottom).into_par_iter().len(), n + 1);
+            // chars: from anywhere, and across the surrogates
+            let from = |u: u32| char::from_u32(u).expect("a char");
+            let ends = [
+                (c, from((c as u32 + n as u32).min(0x10FFFF)).max(c)),
+                (from(near_gap), from(0xE000 + n as u32)),
+                (from(0xD7FF), from(0xE000)),
+                ('a', 'a'),
+                (char::MAX, '\0'),
+            ];
+            for (a, b) in ends {
+                let want: Vec<char> = (a..b).collect();
+                prop_assert_eq!((a..b).into_par_iter().len(), want.len());
+                prop_assert_eq!(s.split((a..b).into_par_iter()).collect::<Vec<_>>(), want);
+                let want: Vec<char> = (a..=b).rev().collect();
+                prop_assert_eq!((a..=b).into_par_iter().len(), want.len());
+                prop_assert_eq!(s.split((a..=b).into_par_iter().rev()).collect::<Vec<_>>(), want);
+                let want: Vec<(usize, char)> = (a..=b).enumerate().skip(n / 2).collect();
+                let got: Vec<(usize, char)> =
+                    s.split((a..=b).into_par_iter().enumerate().skip(n / 2)).collect();
+                prop_assert_eq!(got, want);
+            }
             Ok(())
         })?;
     }
