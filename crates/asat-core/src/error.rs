@@ -23,6 +23,9 @@ enum ErrorKind {
         got: usize,
     },
     GlobalExists,
+    SoloSlice {
+        got: std::time::Duration,
+    },
     TeamTooLarge {
         policy: String,
         team: usize,
@@ -69,6 +72,12 @@ impl Error {
     pub(crate) fn global_exists() -> Self {
         Self {
             kind: ErrorKind::GlobalExists,
+        }
+    }
+
+    pub(crate) fn solo_slice(got: std::time::Duration) -> Self {
+        Self {
+            kind: ErrorKind::SoloSlice { got },
         }
     }
 
@@ -153,6 +162,11 @@ impl fmt::Display for Error {
             ErrorKind::GlobalExists => f.write_str(
                 "the global runtime exists already: build_global must be called once, before \
                  the first parallel call that uses the global runtime",
+            ),
+            ErrorKind::SoloSlice { got } => write!(
+                f,
+                "solo_slice {got:?}: must be between 100µs and 100ms (the slices the kernel \
+                 grants), or None to leave time slices alone"
             ),
             ErrorKind::TeamTooLarge { policy, team, max } => write!(
                 f,

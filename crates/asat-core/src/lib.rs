@@ -57,7 +57,9 @@ mod wait;
 
 pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
-pub use builder::{parse_policy, parse_wait, Builder};
+pub use builder::{
+    parse_policy, parse_solo_slice, parse_wait, Builder, DEFAULT_SOLO_SLICE, SOLO_SLICE_RANGE,
+};
 pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};
 pub use fixed::{Fixed, Single};

@@ -21,6 +21,8 @@
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
 //!    which the policy is asked again. A region whose size the caller chose
 //!    ([`Runtime::region_of`]) skips the policy here and in step 5.
+//!    It then sets its own time slice for a team of one or gives it back for a larger team
+//!    (the `solo` module's protocol).
 //! 2. It spawns missing workers (lazily, up to `max_threads - 1`; a runtime built with a spawn
 //!    handler has them all from its build) and resets the shared [`RegionState`] for a team
 //!    of `n`.
@@ -70,6 +72,7 @@ mod custom;
 mod execute;
 mod loops;
 mod probe;
+mod solo;
 mod spawn;
 mod worker;
 
@@ -364,6 +367,12 @@ impl Runtime {
         &self.inner.wait
     }
 
+    /// The time slice a thread asks for while it runs this runtime's regions with a team of
+    /// one ([`Builder::solo_slice`]; `None`: slices are left alone).
+    pub fn solo_slice(&self) -> Option<Duration> {
+        self.inner.hooks.solo_slice
+    }
+
     /// The number of worker threads started so far. (Callable from inside a region.) For a
     /// runtime built with a [spawn handler](crate::ThreadPoolBuilder::spawn_handler), the
     /// workers the handler was given at build (`max_threads - 1`), whether their threads have
@@ -537,6 +546,7 @@ impl Runtime {
             Shape::Sized { threads, .. } => (threads.clamp(1, inner.max_threads), None),
             _ => self.decide(&mut ctl),
         };
+        solo::on_region(team, inner.hooks.solo_slice);
         let spawned = ctl.workers.len();
         let team = self.ensure_workers(&mut ctl, team);
         if ctl.workers.len() != spawned && started.is_some() {

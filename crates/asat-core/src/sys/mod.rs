@@ -1,10 +1,11 @@
-//! The system calls the runtime needs (Linux): thread ids, CPU affinity, CPU quota, private
-//! shared files; and the thread-local pointer to the runtime installed on a thread. All
-//! `unsafe` of asat-core lives here.
+//! The system calls the runtime needs (Linux): thread ids, CPU affinity, CPU quota, time
+//! slices, private shared files; and the thread-local pointer to the runtime installed on a
+//! thread. All `unsafe` of asat-core lives here.
 
 pub(crate) mod affinity;
 pub(crate) mod fork;
 pub(crate) mod private_file;
 pub(crate) mod scoped;
 pub(crate) mod shared_map;
+pub(crate) mod slice;
 pub(crate) mod thread;
