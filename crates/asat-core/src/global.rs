@@ -220,6 +220,22 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
+    /// The time slice a thread asks for while its region's team is of one thread (asat's own
+    /// option: [`Builder::solo_slice`]; unset: `ASAT_SOLO_SLICE`, else 100 ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).solo_slice(None).build()?;
+    /// assert_eq!(pool.solo_slice(), None);
+    /// let too_long = Some(Duration::from_millis(200));
+    /// assert!(asat_core::ThreadPoolBuilder::new().solo_slice(too_long).build().is_err());
+    /// # Ok::<(), asat_core::ThreadPoolBuildError>(())
+    /// ```
+    pub fn solo_slice(mut self, slice: Option<std::time::Duration>) -> Self {
+        self.builder = self.builder.solo_slice(slice);
+        self
+    }
+
     /// This builder with `spawn` as what starts the pool's threads.
     pub(crate) fn with_spawn<T>(self, spawn: T) -> ThreadPoolBuilder<T> {
         ThreadPoolBuilder {

@@ -11,6 +11,9 @@
 //!   [`spawn`], [`ThreadPoolBuilder::spawn_handler`], ... : see the [`ThreadPool`] alias), for
 //!   programs moved from rayon.
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.
+//! - A thread whose region gets a team of one asks the kernel for long time slices while it
+//!   stays alone ([`Builder::solo_slice`], `ASAT_SOLO_SLICE`): on a crowded machine a job that
+//!   cannot shrink further then keeps its cache for longer turns.
 //! - Policies here: [`Fixed`], [`Single`], and [`Asat`] (jobs that size themselves to the
 //!   machine's load).
 //! - [`private_file`]: files only the user's own processes can open, for state that policies
@@ -32,7 +35,7 @@
 //! # Ok::<(), asat_core::Error>(())
 //! ```
 //!
-//! Linux only: the runtime uses futexes, `sched_setaffinity` and thread ids.
+//! Linux only: the runtime uses futexes, `sched_setaffinity`, `sched_setattr` and thread ids.
 
 pub mod asat;
 mod broadcast;

@@ -72,6 +72,8 @@ mod custom;
 mod execute;
 mod loops;
 mod probe;
+// Under loom (one OS thread for all model threads) solo slices are off: see `on_region`.
+#[cfg_attr(loom, allow(dead_code, unused_imports))]
 mod solo;
 mod spawn;
 mod worker;

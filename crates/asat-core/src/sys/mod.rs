@@ -7,5 +7,6 @@ pub(crate) mod fork;
 pub(crate) mod private_file;
 pub(crate) mod scoped;
 pub(crate) mod shared_map;
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod slice;
 pub(crate) mod thread;

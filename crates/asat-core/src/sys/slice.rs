@@ -53,6 +53,19 @@ impl FairAttr {
 /// The calling thread's attributes when it is in the fair class (`SCHED_OTHER` or
 /// `SCHED_BATCH`); `None` for real-time, deadline and `SCHED_IDLE` threads.
 pub(crate) fn fair_attr() -> io::Result<Option<FairAttr>> {
+    let attr = getattr()?;
+    Ok(
+        matches!(attr.policy, SCHED_OTHER | SCHED_BATCH).then_some(FairAttr {
+            policy: attr.policy,
+            nice: attr.nice,
+            reset_on_fork: attr.flags & SCHED_FLAG_RESET_ON_FORK != 0,
+            slice_ns: attr.runtime,
+        }),
+    )
+}
+
+/// The calling thread's `sched_attr`.
+fn getattr() -> io::Result<SchedAttr> {
     let mut attr = SchedAttr::default();
     // SAFETY: `attr` is a valid, writable `sched_attr` of `ATTR_SIZE` bytes, the size passed;
     // the kernel writes at most that many. pid 0 is the calling thread; flags must be 0.
@@ -65,17 +78,11 @@ pub(crate) fn fair_attr() -> io::Result<Option<FairAttr>> {
             0,
         )
     };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
+    if rc == 0 {
+        Ok(attr)
+    } else {
+        Err(io::Error::last_os_error())
     }
-    Ok(
-        matches!(attr.policy, SCHED_OTHER | SCHED_BATCH).then_some(FairAttr {
-            policy: attr.policy,
-            nice: attr.nice,
-            reset_on_fork: attr.flags & SCHED_FLAG_RESET_ON_FORK != 0,
-            slice_ns: attr.runtime,
-        }),
-    )
 }
 
 /// Asks for a slice of `slice_ns` for the calling thread (0: the kernel's default), keeping
@@ -113,18 +120,7 @@ pub(crate) mod testing {
 
     /// The calling thread's policy, nice value and requested slice (ns).
     pub(crate) fn get() -> (u32, i32, u64) {
-        let mut attr = SchedAttr::default();
-        // SAFETY: as in `fair_attr`.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_sched_getattr,
-                0,
-                &mut attr as *mut SchedAttr,
-                ATTR_SIZE,
-                0,
-            )
-        };
-        assert_eq!(rc, 0, "sched_getattr: {}", io::Error::last_os_error());
+        let attr = getattr().expect("sched_getattr");
         (attr.policy, attr.nice, attr.runtime)
     }
 
