@@ -187,18 +187,23 @@ impl<D> Splitting<D> {
             if st.panic.is_some() {
                 return;
             }
-            let Some((path, piece)) = st.stack.pop() else {
-                if st.busy == 0 {
-                    self.changed.notify_all();
-                    return;
-                }
+            if st.busy == 0 && (st.stack.is_empty() || st.pieces >= st.target) {
+                // No split in progress: none can free a piece of the budget or make pieces,
+                // so what is left on the stack stays as it is.
+                let rest = std::mem::take(&mut st.stack);
+                st.done.extend(rest);
+                self.changed.notify_all();
+                return;
+            }
+            if st.stack.is_empty() || st.pieces >= st.target {
+                // A split in progress may make pieces, or find its piece unsplittable and
+                // give its place in the budget back: wait for it.
                 st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
                 continue;
-            };
-            if st.pieces >= st.target {
-                st.done.push((path, piece));
-                continue;
             }
+            let Some((path, piece)) = st.stack.pop() else {
+                continue;
+            };
             // The piece a split makes is counted before it is made, so that members splitting
             // at once stay within the target.
             st.pieces += 1;
