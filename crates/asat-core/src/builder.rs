@@ -155,7 +155,7 @@ impl Builder {
     /// refills and switches of short turns: four NPB CG jobs on two CPUs, one thread each,
     /// finish about 20% sooner. Only threads of the normal and batch policies that have not
     /// asked for a slice of their own are changed, and only on Linux 6.12 or later (older
-    /// kernels ignore the request). Protocol: the `runtime::solo` module.
+    /// kernels ignore the request). The protocol is in asat-core's `src/runtime/solo.rs`.
     ///
     /// ```
     /// use std::time::Duration;
