@@ -246,10 +246,9 @@ impl Builder {
     }
 
     fn max_threads_with_env(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<usize, Error> {
-        let env_max = match env("ASAT_MAX_THREADS") {
-            Some(v) => Some(parse_max_threads(&v)?),
-            None => None,
-        };
+        let env_max = env("ASAT_MAX_THREADS")
+            .map(|v| parse_max_threads(&v))
+            .transpose()?;
         Ok(self
             .max_threads
             .or(env_max)
@@ -269,18 +268,13 @@ impl Builder {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Runtime, Error> {
         let max_threads = self.max_threads_with_env(&env)?;
-        let env_policy = match env("ASAT_POLICY") {
-            Some(v) => Some(parse_policy_with_env(&v, &env)?),
-            None => None,
-        };
-        let env_wait = match env("ASAT_WAIT") {
-            Some(v) => Some(parse_wait(&v)?),
-            None => None,
-        };
-        let env_solo = match env("ASAT_SOLO_SLICE") {
-            Some(v) => Some(parse_solo_slice(&v)?),
-            None => None,
-        };
+        let env_policy = env("ASAT_POLICY")
+            .map(|v| parse_policy_with_env(&v, &env))
+            .transpose()?;
+        let env_wait = env("ASAT_WAIT").map(|v| parse_wait(&v)).transpose()?;
+        let env_solo = env("ASAT_SOLO_SLICE")
+            .map(|v| parse_solo_slice(&v))
+            .transpose()?;
         if max_threads == 0 || max_threads > MAX_THREADS_LIMIT {
             return Err(Error::max_threads(max_threads));
         }
