@@ -80,7 +80,12 @@ where
     }
 }
 
-impl<T: RangeItem> IndexedParallelIterator for Iter<T> where Range<T>: DoubleEndedIterator<Item = T> {}
+impl<T> IndexedParallelIterator for Iter<T>
+where
+    T: RangeItem,
+    Range<T>: DoubleEndedIterator<Item = T>,
+{
+}
 
 impl<T: RangeItem> DoubleEndedProducer for Iter<T>
 where
