@@ -23,6 +23,14 @@
 //! and stops after a round once the terminal call has its answer (a `done` test that the
 //! searches and the fallible calls give): see [`blocks`].
 //!
+//! The region's body holds what its members read by value: the split, and for the terminal
+//! calls of small loops (`for_each`, `reduce`, `sum`, `product`, `count`) the producer and the
+//! user's closure, moved into it. A member then reads them where it reads the body, a line or
+//! two that the starting thread wrote just before, instead of following pointers into the
+//! starting thread's frames, each a cache line that must cross between CPUs in turn: in a
+//! call over a few dozen items those transfers are most of its time. The other terminal calls
+//! hold a reference to the producer.
+//!
 //! Reductions keep the order of the items: under the static schedule each member folds its
 //! one run of blocks and the members' results are combined in member order (which is index
 //! order); under the others each piece's result is kept with its first index (pieces a member
@@ -90,6 +98,36 @@ fn nested() -> bool {
     asat_core::current_thread_index().is_some()
 }
 
+/// A call's index space: its length and how the chain asks for it to be split.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Space {
+    len: usize,
+    hints: Hints,
+}
+
+impl Space {
+    /// The index space of `p`.
+    #[inline]
+    pub(crate) fn of<P: Producer>(p: &P) -> Space {
+        Space {
+            len: p.base_len(),
+            hints: p.hints(),
+        }
+    }
+
+    /// Part `part` of this space, as a space of its own (one round's: no rounds).
+    #[inline]
+    fn part(self, part: &Range<usize>) -> Space {
+        Space {
+            len: part.len(),
+            hints: Hints {
+                rounds: None,
+                ..self.hints
+            },
+        }
+    }
+}
+
 /// Runs `f` on every range of `p`'s index space and its items, one region of the current
 /// runtime.
 #[inline]
@@ -110,61 +148,76 @@ where
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
     D: Fn() -> bool,
 {
-    match p.hints().rounds {
-        None => run_once(p, f, true),
-        Some(rounds) => run_rounds(p, rounds, &f, &done),
+    let job = move |r: Range<usize>| {
+        // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space.
+        f(r.clone(), unsafe { p.seq(r) })
+    };
+    ranges_until(Space::of(p), job, done);
+}
+
+/// Runs `job` on ranges of `space`, one region of the current runtime: ranges that cover the
+/// space and of which no two share an index, so a job may ask a producer of that space for
+/// its range's items ([`Producer::seq`]). The region's body holds `job` by value: a member
+/// reads the job's captures (a producer moved into it, say) where it reads the body, not
+/// behind pointers into the calling thread's frames.
+#[inline]
+pub(crate) fn ranges<J>(space: Space, job: J)
+where
+    J: Fn(Range<usize>) + Sync,
+{
+    ranges_until(space, job, || false);
+}
+
+/// [`ranges`], and for a call run in rounds (see [`blocks`]), no round after one at whose end
+/// `done()` is true (the ranges then need not cover the space).
+#[inline]
+pub(crate) fn ranges_until<J, D>(space: Space, job: J, done: D)
+where
+    J: Fn(Range<usize>) + Sync,
+    D: Fn() -> bool,
+{
+    match space.hints.rounds {
+        None => run_once(space, job, true),
+        Some(rounds) => run_rounds(space, rounds, &job, &done),
     }
 }
 
-/// One region over the whole index space of `p`; `per_thread`: a call of one block per thread
-/// of the pool runs each on a member of its own (a round does not: see [`blocks`]).
+/// One region over the whole of `space`; `per_thread`: a call of one block per thread of the
+/// pool runs each on a member of its own (a round does not: see [`blocks`]).
 #[inline]
-fn run_once<'p, P, F>(p: &'p P, f: F, per_thread: bool)
+fn run_once<J>(space: Space, job: J, per_thread: bool)
 where
-    P: Producer,
-    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+    J: Fn(Range<usize>) + Sync,
 {
-    let len = p.base_len();
+    let len = space.len;
     if len == 0 {
         return;
     }
-    let plan = Plan::new(len, p.hints());
-    Runtime::with_current(|rt| {
+    let plan = Plan::new(len, space.hints);
+    Runtime::with_current(move |rt| {
         if plan.blocks == 1 || nested() {
-            // SAFETY: the only call on `p` in this terminal call.
-            return rt.alone(|| f(0..len, unsafe { p.seq(0..len) }));
+            return rt.alone(|| job(0..len));
         }
         if per_thread && plan.blocks == rt.max_threads() {
-            return run_per_thread(rt, p, plan, &f);
+            return run_per_thread(rt, plan, &job);
         }
-        // The body holds what the members read in one place (the split by value).
-        let f = &f;
-        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, move |b| {
-            let r = plan.items(b);
-            // SAFETY: a schedule hands out every block of the loop exactly once, and blocks
-            // map to disjoint index ranges, so no index is asked for twice.
-            f(r.clone(), unsafe { p.seq(r) })
-        });
+        // The body holds what the members read in one place: the split and the job by value.
+        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, move |b| job(plan.items(b)));
     });
 }
 
-/// `run` in rounds, each one region over a [`Part`] of the index space: out of line, so that
-/// the other calls' path stays as short as it was.
+/// `ranges` in rounds, each one region over a part of the space: out of line, so that the
+/// other calls' path stays as short as it was.
 #[inline(never)]
-fn run_rounds<'p, P, F, D>(p: &'p P, rounds: Rounds, f: &F, done: &D)
+fn run_rounds<J, D>(space: Space, rounds: Rounds, job: &J, done: &D)
 where
-    P: Producer,
-    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+    J: Fn(Range<usize>) + Sync,
     D: Fn() -> bool,
 {
     let threads = Runtime::with_current(Runtime::max_threads);
-    for part in blocks::rounds(rounds, p.base_len(), threads) {
+    for part in blocks::rounds(rounds, space.len, threads) {
         let at = part.start;
-        run_once(
-            &Part::new(p, part),
-            |r, items| f(shift(r, at), items),
-            false,
-        );
+        run_once(space.part(&part), |r| job(shift(r, at)), false);
         if done() {
             return;
         }
@@ -204,70 +257,92 @@ where
     C: Fn(A, A) -> A + Sync,
     D: Fn(&A) -> bool,
 {
-    match p.hints().rounds {
-        None => reduce_once(p, identity, fold, combine, true),
-        Some(rounds) => reduce_rounds(p, rounds, &identity, &fold, &combine, &done),
-    }
+    let job = move |acc, r: Range<usize>| {
+        // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space.
+        fold(acc, r.clone(), unsafe { p.seq(r) })
+    };
+    fold_ranges_until(Space::of(p), identity, job, combine, done)
 }
 
-/// One region folding the whole index space of `p`; `per_thread` as for [`run_once`].
+/// Folds ranges of `space` (as [`ranges`] hands them out) with `fold` into accumulators
+/// started by `identity` and combines them in index order: one region of the current runtime,
+/// whose body holds `fold` by value.
 #[inline]
-fn reduce_once<'p, P, A, ID, F, C>(
-    p: &'p P,
+pub(crate) fn fold_ranges<A, ID, F, C>(space: Space, identity: ID, fold: F, combine: C) -> A
+where
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    fold_ranges_until(space, identity, fold, combine, |_| false)
+}
+
+/// [`fold_ranges`], and for a call run in rounds (see [`blocks`]), no round after one at
+/// whose end the result so far satisfies `done`.
+#[inline]
+pub(crate) fn fold_ranges_until<A, ID, F, C, D>(
+    space: Space,
     identity: ID,
     fold: F,
     combine: C,
-    per_thread: bool,
+    done: D,
 ) -> A
 where
-    P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool,
+{
+    match space.hints.rounds {
+        None => reduce_once(space, identity, fold, combine, true),
+        Some(rounds) => reduce_rounds(space, rounds, &identity, &fold, &combine, &done),
+    }
+}
+
+/// One region folding the whole of `space`; `per_thread` as for [`run_once`].
+#[inline]
+fn reduce_once<A, ID, F, C>(space: Space, identity: ID, fold: F, combine: C, per_thread: bool) -> A
+where
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
-    let len = p.base_len();
+    let len = space.len;
     if len == 0 {
         return identity();
     }
-    let plan = Plan::new(len, p.hints());
+    let plan = Plan::new(len, space.hints);
     let alone = plan.blocks == 1 || nested();
-    // The split is `Copy`: the closures below take it by value.
     Runtime::with_current(move |rt| {
         if alone {
-            // SAFETY: the only call on `p` in this terminal call.
-            return rt.alone(|| fold(identity(), 0..len, unsafe { p.seq(0..len) }));
+            return rt.alone(|| fold(identity(), 0..len));
         }
         if per_thread && plan.blocks == rt.max_threads() {
-            return reduce_per_thread(rt, p, plan, identity, fold, combine);
+            return reduce_per_thread(rt, plan, identity, fold, combine);
         }
         if plan.schedule == Schedule::Static {
             // One run of blocks per member; members are combined in member order. The body
-            // holds what the members read in one place (the split by value), not behind the
-            // caller's other closures.
-            let fold = &fold;
+            // holds what the members read in one place: the split and `fold` by value.
             return rt.parallel_reduce(
                 0..plan.blocks,
                 Schedule::Static,
                 &identity,
-                move |acc, b| {
-                    let r = plan.items(b);
-                    // SAFETY: a schedule hands out every block of the loop exactly once, and
-                    // blocks map to disjoint index ranges, so no index is asked for twice.
-                    fold(acc, r.clone(), unsafe { p.seq(r) })
-                },
+                move |acc, b| fold(acc, plan.items(b)),
                 &combine,
             );
         }
-        reduce_pieces(rt, p, plan, identity, fold, combine)
+        reduce_pieces(rt, plan, identity, fold, combine)
     })
 }
 
-/// `reduce` in rounds, each one region over a [`Part`] of the index space (out of line, as
+/// `fold_ranges` in rounds, each one region over a part of the space (out of line, as
 /// [`run_rounds`]): each round's result is combined into the rounds' before it, in order.
 #[inline(never)]
-fn reduce_rounds<'p, P, A, ID, F, C, D>(
-    p: &'p P,
+fn reduce_rounds<A, ID, F, C, D>(
+    space: Space,
     rounds: Rounds,
     identity: &ID,
     fold: &F,
@@ -275,19 +350,18 @@ fn reduce_rounds<'p, P, A, ID, F, C, D>(
     done: &D,
 ) -> A
 where
-    P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
     D: Fn(&A) -> bool,
 {
     let threads = Runtime::with_current(Runtime::max_threads);
     let mut so_far = None;
-    for part in blocks::rounds(rounds, p.base_len(), threads) {
+    for part in blocks::rounds(rounds, space.len, threads) {
         let at = part.start;
-        let shifted = |acc, r, items| fold(acc, shift(r, at), items);
-        let this = reduce_once(&Part::new(p, part), identity, shifted, combine, false);
+        let shifted = |acc, r| fold(acc, shift(r, at));
+        let this = reduce_once(space.part(&part), identity, shifted, combine, false);
         let acc = match so_far {
             None => this,
             Some(before) => combine(before, this),
@@ -300,95 +374,39 @@ where
     so_far.unwrap_or_else(identity)
 }
 
-/// `r` moved `by` indices up: a [`Part`]'s range as indices of the whole space.
+/// `r` moved `by` indices up: a part's range as indices of the whole space.
 #[inline]
 fn shift(r: Range<usize>, by: usize) -> Range<usize> {
     r.start + by..r.end + by
 }
 
-/// One round's part of a producer's index space, as a producer of its own whose index 0 is
-/// the part's first index; the part's hints are the producer's, without the rounds.
-struct Part<'p, P> {
-    p: &'p P,
-    start: usize,
-    len: usize,
-}
-
-impl<'p, P> Part<'p, P> {
-    fn new(p: &'p P, part: Range<usize>) -> Self {
-        Part {
-            p,
-            start: part.start,
-            len: part.len(),
-        }
-    }
-}
-
-impl<'p, P: Producer> Producer for Part<'p, P> {
-    type Item = P::Item;
-    type Seq<'a>
-        = P::Seq<'p>
-    where
-        Self: 'a;
-
-    fn base_len(&self) -> usize {
-        self.len
-    }
-
-    unsafe fn seq(&self, range: Range<usize>) -> P::Seq<'p> {
-        // SAFETY: parts of distinct rounds are disjoint, so disjoint ranges of one part are
-        // disjoint ranges of the whole space.
-        unsafe { self.p.seq(shift(range, self.start)) }
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            rounds: None,
-            ..self.p.hints()
-        }
-    }
-}
-
-/// `run` for a call of one block per thread of the pool: block `b` on member `b` of a team of
-/// `blocks` ([`Runtime::for_each_member`]; see the module docs). Out of line: the other calls'
-/// path, which tiny loops take, stays as short as it was.
+/// `ranges` for a call of one block per thread of the pool: block `b` on member `b` of a team
+/// of `blocks` ([`Runtime::for_each_member`]; see the module docs). Out of line: the other
+/// calls' path, which tiny loops take, stays as short as it was.
 #[inline(never)]
-fn run_per_thread<'p, P, F>(rt: &Runtime, p: &'p P, plan: Plan, f: &F)
+fn run_per_thread<J>(rt: &Runtime, plan: Plan, job: &J)
 where
-    P: Producer,
-    F: Fn(Range<usize>, P::Seq<'p>) + Sync,
+    J: Fn(Range<usize>) + Sync,
 {
-    rt.for_each_member(plan.blocks, |b| {
-        let r = plan.items(b..b + 1);
-        // SAFETY: `for_each_member` runs every block once; blocks are disjoint ranges.
-        f(r.clone(), unsafe { p.seq(r) })
-    });
+    // `for_each_member` runs every block once.
+    rt.for_each_member(plan.blocks, |b| job(plan.items(b..b + 1)));
 }
 
-/// `reduce` for a call of one block per thread of the pool (out of line, as
+/// `fold_ranges` for a call of one block per thread of the pool (out of line, as
 /// `run_per_thread`): each block's result is kept in a slot of its own and the slots are
 /// combined in index order.
 #[inline(never)]
-fn reduce_per_thread<'p, P, A, ID, F, C>(
-    rt: &Runtime,
-    p: &'p P,
-    plan: Plan,
-    identity: ID,
-    fold: F,
-    combine: C,
-) -> A
+fn reduce_per_thread<A, ID, F, C>(rt: &Runtime, plan: Plan, identity: ID, fold: F, combine: C) -> A
 where
-    P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
     let slots: Vec<Mutex<Option<A>>> = (0..plan.blocks).map(|_| Mutex::new(None)).collect();
+    // `for_each_member` runs every block once.
     rt.for_each_member(plan.blocks, |b| {
-        let r = plan.items(b..b + 1);
-        // SAFETY: `for_each_member` runs every block once; blocks are disjoint ranges.
-        let acc = fold(identity(), r.clone(), unsafe { p.seq(r) });
+        let acc = fold(identity(), plan.items(b..b + 1));
         *slots[b].lock().unwrap_or_else(PoisonError::into_inner) = Some(acc);
     });
     slots
@@ -398,31 +416,18 @@ where
         .unwrap_or_else(&identity)
 }
 
-/// `reduce` under a schedule that hands a member several pieces: each piece's result is kept
-/// with its first index (pieces a member takes one after the other in index order are folded
-/// together) and the results are combined in index order.
-fn reduce_pieces<'p, P, A, ID, F, C>(
-    rt: &Runtime,
-    p: &'p P,
-    plan: Plan,
-    identity: ID,
-    fold: F,
-    combine: C,
-) -> A
+/// `fold_ranges` under a schedule that hands a member several pieces: each piece's result is
+/// kept with its first index (pieces a member takes one after the other in index order are
+/// folded together) and the results are combined in index order.
+fn reduce_pieces<A, ID, F, C>(rt: &Runtime, plan: Plan, identity: ID, fold: F, combine: C) -> A
 where
-    P: Producer,
     A: Send,
     ID: Fn() -> A + Sync,
-    F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
-    // Called once per block handed out: every block is handed out once and blocks are
-    // disjoint ranges of indices.
-    let fold_blocks = |acc: A, b: Range<usize>| {
-        let r = plan.items(b);
-        // SAFETY: see above.
-        fold(acc, r.clone(), unsafe { p.seq(r) })
-    };
+    // Every block is handed out once.
+    let fold_blocks = |acc: A, b: Range<usize>| fold(acc, plan.items(b));
     let mut pieces = rt.parallel_reduce(
         0..plan.blocks,
         plan.schedule,
@@ -463,6 +468,77 @@ mod tests {
             schedule,
             rounds: None,
         }
+    }
+
+    /// Every split a call can ask for: the default, blocks, pieces, explicit schedules,
+    /// rounds, and one block per thread of the pool (4 indices on the test runtimes).
+    fn every_split() -> Vec<Hints> {
+        let rounds = |r| Hints {
+            rounds: Some(r),
+            ..Hints::default()
+        };
+        vec![
+            Hints::default(),
+            hints(3, 0, None),
+            hints(0, 5, None),
+            hints(2, 7, None),
+            hints(0, 0, Some(Schedule::dynamic(4))),
+            hints(0, 0, Some(Schedule::guided(2))),
+            hints(3, 0, Some(Schedule::static_chunked(2))),
+            rounds(Rounds::Uniform(6)),
+            rounds(Rounds::Exponential),
+        ]
+    }
+
+    /// Checks that `ranges` (sorted) tile `0..len`, none empty.
+    fn assert_tiles(mut ranges: Vec<Range<usize>>, len: usize, what: &str) {
+        ranges.sort_by_key(|r| r.start);
+        let mut at = 0;
+        for r in &ranges {
+            assert!(r.start == at && r.end > r.start, "{what}: {ranges:?}");
+            at = r.end;
+        }
+        assert_eq!(at, len, "{what}: {ranges:?}");
+    }
+
+    #[test]
+    fn ranges_tile_the_space_under_every_split_and_team() {
+        crate::testing::on_every_team(|k| {
+            for hints in every_split() {
+                for len in [0, 1, 3, 4, 17, 100] {
+                    let seen = Mutex::new(Vec::new());
+                    ranges(Space { len, hints }, |r| seen.lock().unwrap().push(r));
+                    let what = format!("team {k}, {len} indices, {hints:?}");
+                    assert_tiles(seen.into_inner().unwrap(), len, &what);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn folded_ranges_come_back_in_index_order() {
+        crate::testing::on_every_team(|k| {
+            for hints in every_split() {
+                for len in [0, 1, 3, 4, 17, 100] {
+                    // Not commutative: the ranges come back in the order they are combined.
+                    let got = fold_ranges(
+                        Space { len, hints },
+                        Vec::new,
+                        |mut v, r| {
+                            v.push(r);
+                            v
+                        },
+                        |mut a, mut b| {
+                            a.append(&mut b);
+                            a
+                        },
+                    );
+                    let what = format!("team {k}, {len} indices, {hints:?}");
+                    assert!(got.is_sorted_by_key(|r| r.start), "{what}: {got:?}");
+                    assert_tiles(got, len, &what);
+                }
+            }
+        });
     }
 
     #[test]

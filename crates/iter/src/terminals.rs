@@ -13,11 +13,17 @@
 macro_rules! terminal_methods {
     () => {
         /// Calls `op` on every item.
+        #[inline]
         fn for_each<F>(self, op: F)
         where
             F: Fn(Self::Item) + Sync + Send,
         {
-            $crate::drive::run(&self, |_, items| items.for_each(&op));
+            let space = $crate::drive::Space::of(&self);
+            // The producer and `op` move into the region's body (see `drive::ranges`).
+            $crate::drive::ranges(space, move |r| {
+                // SAFETY: `ranges` hands out disjoint ranges of the producer's space.
+                unsafe { self.seq(r) }.for_each(&op)
+            });
         }
 
         /// Calls `op` on every item with a state made by `init` for each range of items (one per
@@ -42,15 +48,22 @@ macro_rules! terminal_methods {
         /// Combines the items with `op`, starting each range from `identity()`. `op` must be
         /// associative and `identity()` its identity; it need not be commutative (items are
         /// combined in order).
+        #[inline]
         fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
         where
             ID: Fn() -> Self::Item + Sync + Send,
             OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
         {
-            $crate::drive::reduce(&self, &identity, |acc, items| items.fold(acc, &op), &op)
+            let (space, op) = ($crate::drive::Space::of(&self), &op);
+            let fold = move |acc, r| {
+                // SAFETY: `fold_ranges` hands out disjoint ranges of the producer's space.
+                unsafe { self.seq(r) }.fold(acc, op)
+            };
+            $crate::drive::fold_ranges(space, &identity, fold, op)
         }
 
         /// Combines the items with the associative `op`, in order; `None` if there are none.
+        #[inline]
         fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
         where
             OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
@@ -59,46 +72,54 @@ macro_rules! terminal_methods {
                 (Some(a), Some(b)) => Some(op(a, b)),
                 (a, b) => a.or(b),
             };
-            $crate::drive::reduce(
-                &self,
-                || None,
-                |acc, items| join(acc, items.reduce(&op)),
-                join,
-            )
+            let (space, op, join) = ($crate::drive::Space::of(&self), &op, &join);
+            let fold = move |acc, r| {
+                // SAFETY: `fold_ranges` hands out disjoint ranges of the producer's space.
+                join(acc, unsafe { self.seq(r) }.reduce(op))
+            };
+            $crate::drive::fold_ranges(space, || None, fold, join)
         }
 
         /// The sum of the items (floating-point sums are added range by range, so they may differ
         /// from a sequential sum within rounding).
+        #[inline]
         fn sum<S>(self) -> S
         where
             S: Send + ::std::iter::Sum<Self::Item> + ::std::iter::Sum<S>,
         {
             let add = |a: S, b: S| [a, b].into_iter().sum();
-            $crate::drive::reduce(
-                &self,
-                || std::iter::empty::<S>().sum(),
-                |acc, items| add(acc, items.sum()),
-                add,
-            )
+            let space = $crate::drive::Space::of(&self);
+            let fold = move |acc, r| {
+                // SAFETY: `fold_ranges` hands out disjoint ranges of the producer's space.
+                add(acc, unsafe { self.seq(r) }.sum())
+            };
+            $crate::drive::fold_ranges(space, || std::iter::empty::<S>().sum(), fold, add)
         }
 
         /// The product of the items.
+        #[inline]
         fn product<P>(self) -> P
         where
             P: Send + ::std::iter::Product<Self::Item> + ::std::iter::Product<P>,
         {
             let mul = |a: P, b: P| [a, b].into_iter().product();
-            $crate::drive::reduce(
-                &self,
-                || std::iter::empty::<P>().product(),
-                |acc, items| mul(acc, items.product()),
-                mul,
-            )
+            let space = $crate::drive::Space::of(&self);
+            let fold = move |acc, r| {
+                // SAFETY: `fold_ranges` hands out disjoint ranges of the producer's space.
+                mul(acc, unsafe { self.seq(r) }.product())
+            };
+            $crate::drive::fold_ranges(space, || std::iter::empty::<P>().product(), fold, mul)
         }
 
         /// The number of items.
+        #[inline]
         fn count(self) -> usize {
-            $crate::drive::reduce(&self, || 0, |n, items| n + items.count(), |a, b| a + b)
+            let space = $crate::drive::Space::of(&self);
+            let fold = move |n, r| {
+                // SAFETY: `fold_ranges` hands out disjoint ranges of the producer's space.
+                n + unsafe { self.seq(r) }.count()
+            };
+            $crate::drive::fold_ranges(space, || 0, fold, |a, b| a + b)
         }
 
         /// The smallest item (the first of equal ones), `None` if there are none.
