@@ -56,8 +56,10 @@
 //! `<out>/npb.svg` (one panel per kernel, max_s against copies) and prints a table. Progress
 //! goes to stderr.
 
+mod asat_port;
 mod copies;
 mod report;
+mod suite_copy;
 mod suites;
 
 use std::collections::BTreeMap;

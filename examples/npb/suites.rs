@@ -7,17 +7,15 @@
 //! target folder (`<out>/build/target/<suite>-<class>`): the class is a `--cfg` in `RUSTFLAGS`,
 //! and one folder per class keeps every class's build instead of redoing it at each switch.
 //!
-//! Every Rust copy's `Cargo.toml` gets an empty `[workspace]` table when it has none (the copy
-//! lies under the output folder, which may be inside another cargo workspace, as `out/` is
-//! inside asat's). The asat copy (`npb-asat`) is NPB-RAYON with, in every `.rs` file under
-//! `src/`, each `rayon::` path turned into `asat::`, and the `rayon = ...` dependency line turned
-//! into `asat = { path = "<this workspace>" }`; afterwards no `rayon` token may be left.
+//! The copies are refreshed by `suite_copy.rs`; the asat copy's substitution is in
+//! `asat_port.rs`.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::suite_copy::{io_error, refresh_omp_copy, refresh_rust_copy};
 use crate::Progress;
 
 /// One program family the harness builds.
@@ -33,7 +31,7 @@ pub enum Suite {
     Asat,
 }
 
-const NPB_RUST_URL: &str = "https://github.com/GMAP/NPB-Rust";
+pub const NPB_RUST_URL: &str = "https://github.com/GMAP/NPB-Rust";
 const NPB_CPP_URL: &str = "https://github.com/GMAP/NPB-CPP";
 
 impl Suite {
@@ -246,7 +244,8 @@ fn check_tools(suite: Suite, imps: &str) -> Result<(), String> {
             let hint = if suite.is_rust() {
                 "install a Rust toolchain (https://rustup.rs)"
             } else {
-                "install g++ (with OpenMP, libgomp) and make (Debian/Ubuntu: apt-get install g++ make)"
+                "install g++ (with OpenMP, libgomp) and make (Debian/Ubuntu: apt-get install g++ \
+                 make)"
             };
             return Err(format!(
                 "{imps} needs `{tool}`, which could not be started: {hint}"
@@ -259,253 +258,6 @@ fn check_tools(suite: Suite, imps: &str) -> Result<(), String> {
 /// The cargo that runs this harness when there is one (`cargo run` sets `CARGO`), else `cargo`.
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// Brings the copy of the Rust suite `suite` at `copy` up to date with `src`: its manifest
-/// (made its own workspace; for asat, with asat for rayon), `Cargo.lock` when the checkout has
-/// one (not for asat), and `src/` (for asat, with `asat::` paths), files gone from the checkout
-/// removed.
-fn refresh_rust_copy(suite: Suite, src: &Path, copy: &Path) -> Result<(), String> {
-    let manifest = src.join("Cargo.toml");
-    let toml = String::from_utf8(read(&manifest)?)
-        .map_err(|_| format!("{}: not UTF-8", manifest.display()))?;
-    let asat = suite == Suite::Asat;
-    let toml = if asat {
-        asat_manifest(&toml, &manifest)?
-    } else {
-        toml
-    };
-    write_if_changed(
-        &copy.join("Cargo.toml"),
-        with_workspace(toml).as_bytes(),
-        None,
-    )?;
-    let lock = src.join("Cargo.lock");
-    if !asat && lock.is_file() {
-        write_if_changed(&copy.join("Cargo.lock"), &read(&lock)?, None)?;
-    }
-    sync_tree(
-        &src.join("src"),
-        &copy.join("src"),
-        &|_| false,
-        &|path, bytes| {
-            if asat && path.extension().is_some_and(|e| e == "rs") {
-                to_asat_source(path, bytes)
-            } else {
-                Ok(bytes)
-            }
-        },
-    )?;
-    prune(&src.join("src"), &copy.join("src"))?;
-    if asat {
-        check_no_rayon(copy)?;
-    }
-    Ok(())
-}
-
-/// Brings the copy of NPB-OMP at `copy` up to date with `src` (all but what its build makes).
-fn refresh_omp_copy(src: &Path, copy: &Path) -> Result<(), String> {
-    sync_tree(src, copy, &omp_generated, &|_, bytes| Ok(bytes))?;
-    fs::create_dir_all(copy.join("bin")).map_err(|e| io_error(&copy.join("bin"), e))
-}
-
-/// Files of an NPB-OMP checkout that its build makes (and a checkout built in place has): they
-/// are not copied, so the copy's build makes its own.
-fn omp_generated(rel: &Path) -> bool {
-    let s = rel.to_string_lossy();
-    s.starts_with("bin/")
-        || s.ends_with(".o")
-        || s.ends_with("npbparams.hpp")
-        || s == "sys/setparams"
-        || s == "sys/setparams.hpp"
-}
-
-/// `toml` with an empty `[workspace]` table appended when it has none.
-fn with_workspace(toml: String) -> String {
-    if toml.lines().any(|l| l.trim() == "[workspace]") {
-        toml
-    } else {
-        format!("{}\n[workspace]\n", toml.trim_end())
-    }
-}
-
-/// NPB-RAYON's manifest with its `rayon = ...` dependency line replaced by asat's.
-fn asat_manifest(toml: &str, path: &Path) -> Result<String, String> {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let escaped = root.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut found = false;
-    let lines: Vec<String> = toml
-        .lines()
-        .map(|l| {
-            let t = l.trim_start();
-            let is_dep = t
-                .strip_prefix("rayon")
-                .is_some_and(|rest| rest.trim_start().starts_with('='));
-            if is_dep {
-                found = true;
-                format!("asat = {{ path = \"{escaped}\" }}")
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect();
-    if !found {
-        return Err(format!(
-            "{}: no `rayon = ...` dependency line to replace with asat (not NPB-RAYON from {NPB_RUST_URL}?)",
-            path.display()
-        ));
-    }
-    Ok(lines.join("\n") + "\n")
-}
-
-/// A source file of NPB-RAYON with every `rayon::` path made an `asat::` path.
-fn to_asat_source(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("rayon::") {
-        let before = rest[..at].chars().next_back();
-        out.push_str(&rest[..at]);
-        out.push_str(if before.is_some_and(is_ident) {
-            "rayon::"
-        } else {
-            "asat::"
-        });
-        rest = &rest[at + "rayon::".len()..];
-    }
-    out.push_str(rest);
-    Ok(out.into_bytes())
-}
-
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// The first line of `text` holding the token `rayon` (not part of a longer identifier), 1-based.
-pub fn rayon_token_line(text: &str) -> Option<(usize, &str)> {
-    text.lines().enumerate().find_map(|(i, line)| {
-        line.match_indices("rayon").find_map(|(at, _)| {
-            let before = line[..at].chars().next_back();
-            let after = line[at + "rayon".len()..].chars().next();
-            (!before.is_some_and(is_ident) && !after.is_some_and(is_ident)).then_some((i + 1, line))
-        })
-    })
-}
-
-/// Fails when a `.rs` file under the asat copy's `src/` still names rayon.
-fn check_no_rayon(copy: &Path) -> Result<(), String> {
-    let mut files = Vec::new();
-    list_files(&copy.join("src"), &mut files)?;
-    for f in files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
-    {
-        let text = String::from_utf8_lossy(&read(f)?).into_owned();
-        if let Some((n, line)) = rayon_token_line(&text) {
-            return Err(format!(
-                "the asat copy of NPB-RAYON still uses rayon after the substitution, at {}:{n}: \
-                 `{}` (only `rayon::` paths are replaced)",
-                f.display(),
-                line.trim()
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn list_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    for entry in fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
-        let path = entry.map_err(|e| io_error(dir, e))?.path();
-        if path.is_dir() {
-            list_files(&path, out)?;
-        } else {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// What a file's bytes become in a copy (the file's path in the checkout, its bytes).
-type Transform<'a> = &'a dyn Fn(&Path, Vec<u8>) -> Result<Vec<u8>, String>;
-
-/// Copies every file under `src` to the same place under `dst` (passed through `transform`),
-/// except those whose path relative to `src` is `skipped`, and except `.git` and `target`
-/// folders; writes only files whose content differs.
-fn sync_tree(
-    src: &Path,
-    dst: &Path,
-    skipped: &dyn Fn(&Path) -> bool,
-    transform: Transform<'_>,
-) -> Result<(), String> {
-    let mut files = Vec::new();
-    list_files_skipping(src, &mut files)?;
-    for f in files {
-        let rel = f.strip_prefix(src).expect("listed under src");
-        if skipped(rel) {
-            continue;
-        }
-        let bytes = transform(&f, read(&f)?)?;
-        let perms = fs::metadata(&f).map_err(|e| io_error(&f, e))?.permissions();
-        write_if_changed(&dst.join(rel), &bytes, Some(perms))?;
-    }
-    Ok(())
-}
-
-fn list_files_skipping(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    for entry in fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
-        let entry = entry.map_err(|e| io_error(dir, e))?;
-        let path = entry.path();
-        let file_type = entry.file_type().map_err(|e| io_error(&path, e))?;
-        if file_type.is_dir() {
-            if !matches!(entry.file_name().to_str(), Some(".git" | "target")) {
-                list_files_skipping(&path, out)?;
-            }
-        } else if path.is_file() {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// Removes the files under `dst` that have no counterpart under `src`.
-fn prune(src: &Path, dst: &Path) -> Result<(), String> {
-    let mut files = Vec::new();
-    list_files(dst, &mut files)?;
-    for f in files {
-        let rel = f.strip_prefix(dst).expect("listed under dst");
-        if !src.join(rel).is_file() {
-            fs::remove_file(&f).map_err(|e| io_error(&f, e))?;
-        }
-    }
-    Ok(())
-}
-
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    fs::read(path).map_err(|e| io_error(path, e))
-}
-
-/// Writes `bytes` to `path` unless it already holds them (keeping its time stamp, so builds
-/// see it unchanged).
-fn write_if_changed(
-    path: &Path,
-    bytes: &[u8],
-    perms: Option<fs::Permissions>,
-) -> Result<(), String> {
-    if fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
-    }
-    fs::write(path, bytes).map_err(|e| io_error(path, e))?;
-    if let Some(perms) = perms {
-        fs::set_permissions(path, perms).map_err(|e| io_error(path, e))?;
-    }
-    Ok(())
-}
-
-fn io_error(path: &Path, e: std::io::Error) -> String {
-    format!("{}: {e}", path.display())
 }
 
 /// Builds `kernels` of the Rust copy at `copy` for `class`.
@@ -590,6 +342,8 @@ fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::asat_port::{asat_manifest, rayon_token_line, to_asat_source};
+    use crate::suite_copy::with_workspace;
 
     #[test]
     fn asat_substitution() {

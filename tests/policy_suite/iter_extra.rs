@@ -77,7 +77,7 @@ pub fn iter_try(rt: &Runtime) {
             Ok(499_500)
         );
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }
 
 /// `chunks`, `interleave`, `positions`, the `_any` forms, `unzip`, the partitions and the
@@ -153,7 +153,7 @@ pub fn iter_adapters_extra(rt: &Runtime) {
             assert_eq!(v.par_iter().lt(&w), v.iter().lt(w.iter()));
         }
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }
 
 /// The slice and string sources equal std's methods of the same names.
@@ -207,7 +207,7 @@ pub fn iter_strings(rt: &Runtime) {
         want.rchunks_exact_mut(64).for_each(|c| c[0] = 1000);
         assert_eq!(got, want);
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }
 
 /// `scope_fifo`, `in_place_scope`, `in_place_scope_fifo` and the runtime's scope methods run
@@ -267,8 +267,8 @@ pub fn iter_scope_variants(rt: &Runtime) {
         7
     });
     assert_eq!((n, hits[0].load(Ordering::Relaxed)), (7, 1));
-    super::every_index_runs_once(rt);
-    super::members_meet_at_barriers(rt);
+    super::runtime_api::every_index_runs_once(rt);
+    super::runtime_api::members_meet_at_barriers(rt);
 }
 
 /// The collections' parallel iterators yield their items (in order where the collection has
@@ -312,5 +312,5 @@ pub fn iter_collections(rt: &Runtime) {
         assert_eq!(m.par_drain().map(|(k, v)| k + v).max(), Some(5998));
         assert!(m.is_empty());
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }

@@ -68,8 +68,8 @@ pub fn iter_sorts(rt: &Runtime) {
         drop(v);
         assert_eq!(drops.load(Ordering::Relaxed), n);
     });
-    super::every_index_runs_once(rt);
-    super::members_meet_at_barriers(rt);
+    super::runtime_api::every_index_runs_once(rt);
+    super::runtime_api::members_meet_at_barriers(rt);
 }
 
 /// Spawns a tree of jobs `depth` deep with `fan` children each; leaves count themselves.
@@ -134,8 +134,8 @@ pub fn iter_scope(rt: &Runtime) {
             .sum();
         assert_eq!(total, 1225);
     });
-    super::every_index_runs_once(rt);
-    super::members_meet_at_barriers(rt);
+    super::runtime_api::every_index_runs_once(rt);
+    super::runtime_api::members_meet_at_barriers(rt);
 }
 
 /// Calls run in rounds (`by_uniform_blocks`, `by_exponential_blocks`) give the results of
@@ -168,7 +168,7 @@ pub fn iter_blocks(rt: &Runtime) {
         let t = asat::current_num_threads();
         assert!(seen.into_inner() < 2 * 1001 + t);
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }
 
 /// `Scope::spawn_broadcast` runs its job once on every member of the scope's team, whatever
@@ -200,7 +200,7 @@ pub fn iter_scope_broadcast(rt: &Runtime) {
         assert_eq!(sizes, vec![n; n], "round {round}");
         assert!(runs.iter().take(n).all(|r| r.load(Ordering::Relaxed) == 1));
     }
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }
 
 /// `split` covers its data in order with at most 4 pieces per thread of the pool; the tree
@@ -238,5 +238,5 @@ pub fn iter_recursive(rt: &Runtime) {
         sorted.sort_unstable();
         assert!(sorted.into_iter().eq(0..100));
     });
-    super::every_index_runs_once(rt);
+    super::runtime_api::every_index_runs_once(rt);
 }

@@ -1,0 +1,93 @@
+//! The asat copy of NPB-RAYON (`npb-asat`): NPB-RAYON with, in every `.rs` file under `src/`,
+//! each `rayon::` path turned into `asat::`, and the `rayon = ...` dependency line turned into
+//! `asat = { path = "<this workspace>" }`; afterwards no `rayon` token may be left.
+
+use std::path::Path;
+
+use crate::suite_copy::{list_files, read};
+use crate::suites::NPB_RUST_URL;
+
+/// NPB-RAYON's manifest with its `rayon = ...` dependency line replaced by asat's.
+pub fn asat_manifest(toml: &str, path: &Path) -> Result<String, String> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let escaped = root.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut found = false;
+    let lines: Vec<String> = toml
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let is_dep = t
+                .strip_prefix("rayon")
+                .is_some_and(|rest| rest.trim_start().starts_with('='));
+            if is_dep {
+                found = true;
+                format!("asat = {{ path = \"{escaped}\" }}")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    if !found {
+        return Err(format!(
+            "{}: no `rayon = ...` dependency line to replace with asat (not NPB-RAYON from \
+             {NPB_RUST_URL}?)",
+            path.display()
+        ));
+    }
+    Ok(lines.join("\n") + "\n")
+}
+
+/// A source file of NPB-RAYON with every `rayon::` path made an `asat::` path.
+pub fn to_asat_source(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("rayon::") {
+        let before = rest[..at].chars().next_back();
+        out.push_str(&rest[..at]);
+        out.push_str(if before.is_some_and(is_ident) {
+            "rayon::"
+        } else {
+            "asat::"
+        });
+        rest = &rest[at + "rayon::".len()..];
+    }
+    out.push_str(rest);
+    Ok(out.into_bytes())
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The first line of `text` holding the token `rayon` (not part of a longer identifier), 1-based.
+pub fn rayon_token_line(text: &str) -> Option<(usize, &str)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        line.match_indices("rayon").find_map(|(at, _)| {
+            let before = line[..at].chars().next_back();
+            let after = line[at + "rayon".len()..].chars().next();
+            (!before.is_some_and(is_ident) && !after.is_some_and(is_ident)).then_some((i + 1, line))
+        })
+    })
+}
+
+/// Fails when a `.rs` file under the asat copy's `src/` still names rayon.
+pub fn check_no_rayon(copy: &Path) -> Result<(), String> {
+    let mut files = Vec::new();
+    list_files(&copy.join("src"), &mut files)?;
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let text = String::from_utf8_lossy(&read(f)?).into_owned();
+        if let Some((n, line)) = rayon_token_line(&text) {
+            return Err(format!(
+                "the asat copy of NPB-RAYON still uses rayon after the substitution, at {}:{n}: \
+                 `{}` (only `rayon::` paths are replaced)",
+                f.display(),
+                line.trim()
+            ));
+        }
+    }
+    Ok(())
+}
