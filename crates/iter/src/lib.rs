@@ -21,10 +21,11 @@
 //! - Sources: `into_par_iter` on ranges (`a..b`, `a..=b`, of every primitive integer type
 //!   and of `char`: see [`range`]), on `Vec<T>` (moving the items), on `&[T]`, `&mut [T]`,
 //!   `&Vec<T>`, `&mut Vec<T>` and arrays, and on tuples of 2 to 8 indexed sources
-//!   (`(&mut a, &b, &c).into_par_iter()` yields tuples); `par_iter`, `par_iter_mut`; `into_par_iter`, `par_iter` and (where
-//!   rayon has it) `par_iter_mut` on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`,
-//!   `LinkedList`, `BinaryHeap`, `Option` and `Result` (the maps, sets and lists gather their
-//!   items into a `Vec` first, as rayon does: see [`collections`]); [`repeat`], [`repeat_n`]
+//!   (`(&mut a, &b, &c).into_par_iter()` yields tuples); `par_iter`, `par_iter_mut`;
+//!   `into_par_iter`, `par_iter` and (where rayon has it) `par_iter_mut` on `VecDeque`,
+//!   `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option` and
+//!   `Result` (the maps, sets and lists gather their items into a `Vec` first, as rayon does:
+//!   see [`collections`]); [`repeat`], [`repeat_n`]
 //!   (and rayon's older name `repeatn`), [`once`] and [`empty`] (see [`sources`]);
 //!   `par_drain(range)` on `&mut Vec` (in place), `&mut VecDeque` and `&mut String`
 //!   ([`ParallelDrainRange`]) and `par_drain()` on `&mut HashMap`, `&mut HashSet` and
