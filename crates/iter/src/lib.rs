@@ -116,9 +116,12 @@
 //!   ignored (rayon aborts); [`yield_now`], [`yield_local`]. See [`spawn`] (asat-core's) for
 //!   the design and its limits.
 //!
-//! Not here (yet): the less used `find`/`position` (deprecated in rayon); the plumbing traits
-//! (`Producer`/`Consumer` as rayon has them: this crate's own protocol is
-//! [`plumbing::Producer`]).
+//! - A program's own types as parallel iterators: implement [`plumbing::Producer`] (see
+//!   [`plumbing`]'s "Your own parallel iterator", with an example).
+//!
+//! Not here: the less used `find`/`position` (deprecated in rayon); rayon's plumbing traits
+//! (`Producer` with `split_at`, `Consumer`, `bridge`): a type that implements rayon's is
+//! ported to [`plumbing::Producer`] instead (how: [`plumbing`]).
 //!
 //! # One call, one region
 //!

@@ -21,6 +21,105 @@
 //! "every `Seq<'a>` is a `DoubleEndedIterator`", cannot be written for borrowing producers on
 //! stable Rust (a higher-ranked bound over a lifetime-generic associated type implies
 //! `'static`).
+//!
+//! # Your own parallel iterator
+//!
+//! A type of a program's own becomes a parallel iterator by implementing [`Producer`]: every
+//! producer is a [`ParallelIterator`](crate::ParallelIterator), with all its adapters and
+//! terminal calls. To be indexed (zipped, enumerated, reversed, sliced), it also says
+//! `EXACT = true`, implements [`DoubleEndedProducer`], and states
+//! `impl IndexedParallelIterator for ... {}` (every method has a default). The producer is
+//! shared by reference among the members of the call's team, hence `Sync`; `seq` builds a
+//! sequential iterator from `&self`.
+//!
+//! The rows of a sparse matrix in compressed-row form, one row view per index, and a
+//! matrix-vector product over them:
+//!
+//! ```
+//! use std::ops::Range;
+//! use asat_iter::plumbing::{DoubleEndedProducer, Producer};
+//! use asat_iter::prelude::*;
+//!
+//! /// A matrix in compressed-row form: row `i`'s entries are at `ptr[i]..ptr[i + 1]`.
+//! struct Csr { ptr: Vec<usize>, col: Vec<usize>, val: Vec<f64> }
+//!
+//! /// `par_rows()`: one `(columns, values)` pair per row.
+//! struct Rows<'a>(&'a Csr);
+//!
+//! /// The rows at a range of indices, in order.
+//! struct RowsSeq<'a> { m: &'a Csr, at: Range<usize> }
+//!
+//! impl<'a> RowsSeq<'a> {
+//!     fn row(&self, i: usize) -> (&'a [usize], &'a [f64]) {
+//!         let (m, r) = (self.m, self.m.ptr[i]..self.m.ptr[i + 1]);
+//!         (&m.col[r.clone()], &m.val[r])
+//!     }
+//! }
+//!
+//! impl<'a> Iterator for RowsSeq<'a> {
+//!     type Item = (&'a [usize], &'a [f64]);
+//!     fn next(&mut self) -> Option<Self::Item> {
+//!         self.at.next().map(|i| self.row(i))
+//!     }
+//! }
+//!
+//! impl DoubleEndedIterator for RowsSeq<'_> {
+//!     fn next_back(&mut self) -> Option<Self::Item> {
+//!         self.at.next_back().map(|i| self.row(i))
+//!     }
+//! }
+//!
+//! impl<'a> Producer for Rows<'a> {
+//!     type Item = (&'a [usize], &'a [f64]);
+//!     type Seq<'s> = RowsSeq<'a> where Self: 's;
+//!     const EXACT: bool = true;
+//!
+//!     fn base_len(&self) -> usize {
+//!         self.0.ptr.len() - 1
+//!     }
+//!
+//!     // Shared items: nothing here relies on the ranges being disjoint.
+//!     unsafe fn seq(&self, range: Range<usize>) -> RowsSeq<'a> {
+//!         RowsSeq { m: self.0, at: range }
+//!     }
+//! }
+//!
+//! impl<'a> DoubleEndedProducer for Rows<'a> {
+//!     type SeqRev<'s> = std::iter::Rev<RowsSeq<'a>> where Self: 's;
+//!
+//!     unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
+//!         RowsSeq { m: self.0, at: range }.rev()
+//!     }
+//! }
+//!
+//! impl IndexedParallelIterator for Rows<'_> {}
+//!
+//! // 0 1 0
+//! // 2 0 3
+//! // 0 0 4
+//! let m = Csr { ptr: vec![0, 1, 3, 4], col: vec![1, 0, 2, 2], val: vec![1.0, 2.0, 3.0, 4.0] };
+//! let x = [1.0, 10.0, 100.0];
+//! let mut y = vec![0.0; 3];
+//! Rows(&m).zip(&mut y).for_each(|((col, val), y)| {
+//!     *y = col.iter().zip(val).map(|(&j, a)| a * x[j]).sum();
+//! });
+//! assert_eq!(y, [10.0, 302.0, 400.0]);
+//! // Rows differ in length: pieces of at most 64 rows, handed out as members free up.
+//! let nonzeros: usize = Rows(&m).with_max_len(64).map(|(col, _)| col.len()).sum();
+//! assert_eq!(nonzeros, 4);
+//! assert_eq!(Rows(&m).rev().map(|(col, _)| col[0]).collect::<Vec<_>>(), [2, 0, 1]);
+//! ```
+//!
+//! A producer of `&mut` or owned items holds a raw pointer to its data, as `par_iter_mut` and
+//! `Vec::into_par_iter` do; its `seq` builds the items of `range` from it, and its SAFETY
+//! argument is the rule above: no index is asked for twice, so no two items alias. It then
+//! states `unsafe impl Send` and `Sync` with the same argument (`tests/iter_custom_source.rs`
+//! has the rows above with mutable values).
+//!
+//! rayon's plumbing (its `Producer` with `split_at` and `into_iter`, `Consumer`, `bridge`) is
+//! not here: a rayon producer that is split at `a` and `b` and turned into an iterator is this
+//! protocol's `seq(a..b)`, which is what a port writes; the `drive_unindexed`, `drive` and
+//! `with_producer` methods that rayon's own iterator types implement have no counterpart.
 
 use std::ops::Range;
 
