@@ -1,17 +1,21 @@
 //! A program's own parallel iterators, written as `asat::iter::plumbing` documents them: the
 //! rows of a sparse matrix in compressed-row form, shared (`Rows`) and with mutable values
 //! (`RowsMut`, a raw pointer and the protocol's disjoint-ranges rule), give what sequential loops
-//! give under every team size and splitting hint; and a producer that records the ranges asked
-//! of it sees each index once, whatever adapters and schedule stand between it and the call.
+//! give under every team size and splitting hint; a producer that records the ranges asked of it
+//! sees each index once, whatever adapters and schedule stand between it and the call; and a
+//! producer that breaks its promise of one item per index (safe code can) makes `collect` panic
+//! or drop the extra items, never expose memory it did not write.
 
 mod iter_support;
 
 use asat::iter::plumbing::{DoubleEndedProducer, Producer};
 use asat::prelude::*;
+use asat::Schedule;
 use iter_support::*;
 use proptest::prelude::*;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 /// Row `i`'s entries are at `ptr[i]..ptr[i + 1]`.
@@ -369,5 +373,67 @@ fn a_panic_in_a_custom_source_call_leaves_the_runtime_usable() {
         assert_eq!(message(&*caught.unwrap_err()), "row 700");
         let nonzeros: usize = runtime(rt).install(|| Rows(&m).map(|(c, _)| c.len()).sum());
         assert_eq!(nonzeros, 1000, "runtime {rt}");
+    }
+}
+
+/// Says it is indexed, but yields one item fewer (`short`) or more than each non-empty range
+/// has indices.
+struct Miscounted {
+    n: usize,
+    short: bool,
+}
+
+impl Producer for Miscounted {
+    type Item = usize;
+    type Seq<'s>
+        = Range<usize>
+    where
+        Self: 's;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.n
+    }
+
+    unsafe fn seq(&self, r: Range<usize>) -> Range<usize> {
+        match (r.is_empty(), self.short) {
+            (true, _) => r,
+            (false, true) => r.start..r.end - 1,
+            (false, false) => r.start..r.end + 1,
+        }
+    }
+}
+
+#[test]
+fn a_producer_that_miscounts_its_items_never_exposes_unwritten_memory() {
+    let n = 1000;
+    for rt in 0..RUNTIMES {
+        for schedule in [Schedule::Static, Schedule::dynamic(7)] {
+            let (items, drops) = tracked(n);
+            let items: Vec<Mutex<Option<Tracked>>> =
+                items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+            let mut target: Vec<Tracked> = vec![];
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runtime(rt).install(|| {
+                    let short = Miscounted { n, short: true }.with_schedule(schedule);
+                    target.par_extend(short.map(|i| items[i].lock().unwrap().take().unwrap()));
+                })
+            }));
+            let msg = message(&*caught.unwrap_err());
+            assert!(
+                msg.contains("an indexed producer yielded"),
+                "runtime {rt}: {msg}"
+            );
+            assert!(target.is_empty(), "runtime {rt}: {} items", target.len());
+            drop(items);
+            let twice: Vec<usize> = (0..n)
+                .filter(|&i| drops[i].load(Ordering::SeqCst) > 1)
+                .collect();
+            assert!(twice.is_empty(), "runtime {rt}: dropped twice: {twice:?}");
+
+            let long = Miscounted { n, short: false }.with_schedule(schedule);
+            let got: Vec<usize> = runtime(rt).install(|| long.collect());
+            assert_eq!(got, (0..n).collect::<Vec<_>>(), "runtime {rt}");
+        }
     }
 }
