@@ -4,7 +4,8 @@
 //! give under every team size and splitting hint; a producer that records the ranges asked of it
 //! sees each index once, whatever adapters and schedule stand between it and the call; and a
 //! producer that breaks its promise of one item per index (safe code can) makes `collect` panic
-//! or drop the extra items, never expose memory it did not write.
+//! or drop the extra items, never expose memory it did not write, and one whose length changes
+//! during a call makes it panic.
 
 mod iter_support;
 
@@ -15,7 +16,7 @@ use iter_support::*;
 use proptest::prelude::*;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Row `i`'s entries are at `ptr[i]..ptr[i + 1]`.
@@ -435,5 +436,52 @@ fn a_producer_that_miscounts_its_items_never_exposes_unwritten_memory() {
             let got: Vec<usize> = runtime(rt).install(|| long.collect());
             assert_eq!(got, (0..n).collect::<Vec<_>>(), "runtime {rt}");
         }
+    }
+}
+
+/// Indices as items, with a length that grows by `n` at every reading after the first.
+struct Growing {
+    n: usize,
+    reads: AtomicUsize,
+}
+
+impl Producer for Growing {
+    type Item = usize;
+    type Seq<'s>
+        = Range<usize>
+    where
+        Self: 's;
+    const EXACT: bool = true;
+
+    fn base_len(&self) -> usize {
+        self.n * (1 + self.reads.fetch_add(1, Ordering::Relaxed))
+    }
+
+    unsafe fn seq(&self, r: Range<usize>) -> Range<usize> {
+        r
+    }
+}
+
+#[test]
+fn a_producer_whose_length_changes_makes_collect_panic() {
+    for rt in 0..RUNTIMES {
+        let mut target = vec![7usize; 3];
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime(rt).install(|| {
+                let growing = Growing {
+                    n: 1000,
+                    reads: AtomicUsize::new(0),
+                };
+                target.par_extend(growing);
+            })
+        }));
+        let msg = message(&*caught.unwrap_err());
+        assert!(
+            msg.contains("length changed during a call"),
+            "runtime {rt}: {msg}"
+        );
+        assert_eq!(target, [7, 7, 7], "runtime {rt}");
+        let after: usize = runtime(rt).install(|| (0..1000usize).into_par_iter().sum());
+        assert_eq!(after, 499_500, "runtime {rt}");
     }
 }

@@ -78,8 +78,16 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
             ranges: Mutex::new(Vec::new()),
         };
         drive::run(&iter, |range, items| {
-            // SAFETY: the Producer rule: every index is handed to one range only, so this
-            // range's part of the spare capacity is written by this member alone.
+            // A producer's length is fixed, but safe code can break that: ranges split from a
+            // length that grew since `len` was read would reach past the reserved slots.
+            assert!(
+                range.end <= len,
+                "asat-iter: a producer's length changed during a call ({len}, then at least {})",
+                range.end
+            );
+            // SAFETY: within the `len` reserved slots (checked above), and the Producer rule:
+            // every index is handed to one range only, so this range's part of the spare
+            // capacity is written by this member alone.
             let mut out = Filling::new(unsafe { spare.slice_mut(range.clone()) });
             for item in items {
                 if !out.push(item) {

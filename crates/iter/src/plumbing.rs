@@ -138,7 +138,10 @@ pub trait Producer: Send + Sync {
     /// items as it has indices). Indexed producers say `true`; the default is `false`.
     const EXACT: bool = false;
 
-    /// The length of the index space.
+    /// The length of the index space: the same over the producer's life. Terminal calls and
+    /// adapters read it more than once, and map the ranges they pass on by it, so a length
+    /// that changes voids the disjoint-ranges rule its own `seq` may rely on (and makes
+    /// `collect` panic).
     fn base_len(&self) -> usize;
 
     /// The items at indices `range` (within `0..base_len()`), in order.
