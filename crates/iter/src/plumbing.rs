@@ -113,8 +113,9 @@
 //! A producer of `&mut` or owned items holds a raw pointer to its data, as `par_iter_mut` and
 //! `Vec::into_par_iter` do; its `seq` builds the items of `range` from it, and its SAFETY
 //! argument is the rule above: no index is asked for twice, so no two items alias. It then
-//! states `unsafe impl Send` and `Sync` with the same argument (`tests/iter_custom_source.rs`
-//! has the rows above with mutable values).
+//! states `unsafe impl Send` and `Sync` with the same argument, and is neither `Clone` nor
+//! `Copy` (a copy would be a second producer of the same items, each asked for the same
+//! indices once). `tests/iter_custom_source.rs` has the rows above with mutable values.
 //!
 //! rayon's plumbing (its `Producer` with `split_at` and `into_iter`, `Consumer`, `bridge`) is
 //! not here: a rayon producer that is split at `a` and `b` and turned into an iterator is this
