@@ -377,14 +377,35 @@ fn a_panic_in_a_custom_source_call_leaves_the_runtime_usable() {
     }
 }
 
-/// Says it is indexed, but yields one item fewer (`short`) or more than each non-empty range
-/// has indices.
-struct Miscounted {
-    n: usize,
-    short: bool,
+/// How [`Faulty`] breaks its promises.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    /// One item fewer than each non-empty range has indices.
+    Short,
+    /// One item more.
+    Long,
+    /// A length that grows by `n` at every reading after the first.
+    Grows,
 }
 
-impl Producer for Miscounted {
+/// Indices as items, from a producer that says it is indexed and breaks its word.
+struct Faulty {
+    n: usize,
+    fault: Fault,
+    reads: AtomicUsize,
+}
+
+impl Faulty {
+    fn new(n: usize, fault: Fault) -> Self {
+        Faulty {
+            n,
+            fault,
+            reads: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Producer for Faulty {
     type Item = usize;
     type Seq<'s>
         = Range<usize>
@@ -393,14 +414,17 @@ impl Producer for Miscounted {
     const EXACT: bool = true;
 
     fn base_len(&self) -> usize {
-        self.n
+        match self.fault {
+            Fault::Grows => self.n * (1 + self.reads.fetch_add(1, Ordering::Relaxed)),
+            _ => self.n,
+        }
     }
 
     unsafe fn seq(&self, r: Range<usize>) -> Range<usize> {
-        match (r.is_empty(), self.short) {
-            (true, _) => r,
-            (false, true) => r.start..r.end - 1,
-            (false, false) => r.start..r.end + 1,
+        match (r.is_empty(), self.fault) {
+            (false, Fault::Short) => r.start..r.end - 1,
+            (false, Fault::Long) => r.start..r.end + 1,
+            _ => r,
         }
     }
 }
@@ -416,7 +440,7 @@ fn a_producer_that_miscounts_its_items_never_exposes_unwritten_memory() {
             let mut target: Vec<Tracked> = vec![];
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 runtime(rt).install(|| {
-                    let short = Miscounted { n, short: true }.with_schedule(schedule);
+                    let short = Faulty::new(n, Fault::Short).with_schedule(schedule);
                     target.par_extend(short.map(|i| items[i].lock().unwrap().take().unwrap()));
                 })
             }));
@@ -432,33 +456,10 @@ fn a_producer_that_miscounts_its_items_never_exposes_unwritten_memory() {
                 .collect();
             assert!(twice.is_empty(), "runtime {rt}: dropped twice: {twice:?}");
 
-            let long = Miscounted { n, short: false }.with_schedule(schedule);
+            let long = Faulty::new(n, Fault::Long).with_schedule(schedule);
             let got: Vec<usize> = runtime(rt).install(|| long.collect());
             assert_eq!(got, (0..n).collect::<Vec<_>>(), "runtime {rt}");
         }
-    }
-}
-
-/// Indices as items, with a length that grows by `n` at every reading after the first.
-struct Growing {
-    n: usize,
-    reads: AtomicUsize,
-}
-
-impl Producer for Growing {
-    type Item = usize;
-    type Seq<'s>
-        = Range<usize>
-    where
-        Self: 's;
-    const EXACT: bool = true;
-
-    fn base_len(&self) -> usize {
-        self.n * (1 + self.reads.fetch_add(1, Ordering::Relaxed))
-    }
-
-    unsafe fn seq(&self, r: Range<usize>) -> Range<usize> {
-        r
     }
 }
 
@@ -468,11 +469,7 @@ fn a_producer_whose_length_changes_makes_collect_panic() {
         let mut target = vec![7usize; 3];
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             runtime(rt).install(|| {
-                let growing = Growing {
-                    n: 1000,
-                    reads: AtomicUsize::new(0),
-                };
-                target.par_extend(growing);
+                target.par_extend(Faulty::new(1000, Fault::Grows));
             })
         }));
         let msg = message(&*caught.unwrap_err());
