@@ -119,8 +119,9 @@
 //!
 //! rayon's plumbing (its `Producer` with `split_at` and `into_iter`, `Consumer`, `bridge`) is
 //! not here: a rayon producer that is split at `a` and `b` and turned into an iterator is this
-//! protocol's `seq(a..b)`, which is what a port writes; the `drive_unindexed`, `drive` and
-//! `with_producer` methods that rayon's own iterator types implement have no counterpart.
+//! protocol's `seq(a..b)`, which is what a port writes, and its `min_len` and `max_len` are
+//! [`Producer::hints`]; the `drive_unindexed`, `drive` and `with_producer` methods that
+//! rayon's own iterator types implement have no counterpart.
 
 use std::ops::Range;
 
