@@ -82,7 +82,8 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
             // length that grew since `len` was read would reach past the reserved slots.
             assert!(
                 range.end <= len,
-                "asat-iter: a producer's length changed during a call ({len}, then at least {})",
+                "asat-iter: a producer's length changed during a call ({len}, then at least {}): \
+                 `base_len` must return the same value over the producer's life",
                 range.end
             );
             // SAFETY: within the `len` reserved slots (checked above), and the Producer rule:
@@ -109,7 +110,8 @@ pub(crate) fn extend_vec<I: ParallelIterator>(iter: I, target: &mut Vec<I::Item>
     let written = written.into_inner();
     assert_eq!(
         written, len,
-        "asat-iter: an indexed producer yielded {written} items for {len} indices"
+        "asat-iter: an indexed producer yielded {written} items for {len} indices: a producer \
+         with `EXACT = true` yields exactly one item per index of every range"
     );
     // SAFETY: the `len` slots after `old` were initialized above (checked by the count).
     unsafe { target.set_len(old + len) };
