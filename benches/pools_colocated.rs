@@ -24,8 +24,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asat::core::{Fixed, Runtime, Schedule};
 use asat::pools::{LoadTable, LocalLoads, PoolKind, PoolPolicy, Pools, Topology};
+use asat::{Fixed, Runtime, Schedule};
 use asat_peers::kernel;
 use criterion::{criterion_group, criterion_main, Criterion};
 

@@ -1,6 +1,6 @@
 //! ASAT on machines this project does not have: `k` ASAT jobs (and CPU hogs) on `P` simulated
 //! CPUs, the paper's rule and asat's side by side, with the real decision logic driven by the
-//! simulator `asat_core::asat::sim` (its model is in that module's docs).
+//! simulator `asat_core::adaptive::sim` (its model is in that module's docs).
 //!
 //! ```text
 //! cargo run --release --example asat_sim -- --processors 2,64,256 --jobs 1,4,8 \
@@ -15,7 +15,7 @@
 //!   one row per evaluation of each job;
 //! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
-//!   moves_per_eval_after,regain_evals,efficiency` (see `asat_core::asat::sim::Summary`; an empty cell is
+//!   moves_per_eval_after,regain_evals,efficiency` (see `asat_core::adaptive::sim::Summary`; an empty cell is
 //!   "never" or "not applicable");
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
@@ -26,8 +26,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use asat::asat::sim::{self, Config, Scenario, Summary, TracePoint};
-use asat::asat::Rule;
+use asat::adaptive::sim::{self, Config, Scenario, Summary, TracePoint};
+use asat::adaptive::Rule;
 use asat_peers::cli::dedup_in_order;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::Parser;

@@ -20,8 +20,8 @@ use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use asat::core::{CpuSet, Runtime, MAX_THREADS_LIMIT};
 use asat::pools::{PoolKind, PoolPolicy, SharedTable, Topology};
+use asat::{CpuSet, Runtime, MAX_THREADS_LIMIT};
 use clap::builder::RangedU64ValueParser;
 use clap::Parser;
 

@@ -28,7 +28,6 @@
 //! assert_eq!(total, 499_500);
 //! ```
 
-pub use asat_core as core;
 pub use asat_core::*;
 pub use asat_gang as gang;
 pub use asat_implicit as implicit;

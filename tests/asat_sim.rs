@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use asat::asat::sim::{run, summarize, Config, Scenario, TracePoint};
-use asat::asat::Rule;
+use asat::adaptive::sim::{run, summarize, Config, Scenario, TracePoint};
+use asat::adaptive::Rule;
 
 const EVAL: Duration = Duration::from_millis(200);
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod common;
 
-use asat::core::{
+use asat::{
     MemberInfo, Placement, Plan, Policy, RegionReport, RegionStart, Runtime, Schedule, ThreadInfo,
     WaitInfo, WaitOutcome, WaitSite, WaitStrategy,
 };
@@ -436,7 +436,7 @@ fn parallel_calls_in_a_drop_run_while_a_panic_unwinds() {
     watchdog(|| {
         let rt = Runtime::builder()
             .max_threads(2)
-            .policy(asat::core::Fixed::new(2))
+            .policy(asat::Fixed::new(2))
             .build()
             .unwrap();
         let sums = std::sync::Mutex::new(Vec::new());

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 mod common;
 
-use asat::core::{Fixed, Runtime, Schedule, WaitInfo, WaitStrategy};
+use asat::{Fixed, Runtime, Schedule, WaitInfo, WaitStrategy};
 
 fn watchdog<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     common::watchdog(Duration::from_secs(60), f)

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use asat::core::{Fixed, Runtime, Schedule};
+use asat::{Fixed, Runtime, Schedule};
 
 /// Runs `child` in a forked child that exits with its return value (101 if it panics; killed
 /// by `SIGALRM` after 30 s if it hangs); returns that exit status, or a negative signal number.

@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-use asat::core::Runtime;
+use asat::Runtime;
 
 #[test]
 fn a_value_that_is_not_utf8_is_an_error() {

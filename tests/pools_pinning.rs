@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use asat::core::{CpuSet, Runtime};
 use asat::pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
+use asat::{CpuSet, Runtime};
 
 fn run_pinned(kind: PoolKind) {
     let topo = Topology::detect().unwrap();

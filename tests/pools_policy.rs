@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Barrier};
 
-use asat::core::Runtime;
 use asat::pools::{LoadTable, LocalLoads, PoolKind, PoolPolicy, Topology};
+use asat::Runtime;
 
 fn four_pools_of_four() -> asat::pools::Pools {
     Topology::synthetic("node:4 core:4 pu:1")

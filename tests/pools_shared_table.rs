@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asat::core::Runtime;
 use asat::pools::{LoadTable, PoolPolicy, SharedTable};
+use asat::Runtime;
 
 mod common;
 use common::{pools, temp_dir};

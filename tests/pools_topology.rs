@@ -1,8 +1,8 @@
 //! Pools formed from synthetic topologies (independent of this machine's layout) and from the
 //! detected one.
 
-use asat::core::CpuSet;
 use asat::pools::{PoolKind, Topology};
+use asat::CpuSet;
 
 fn set(r: std::ops::Range<usize>) -> CpuSet {
     r.collect()

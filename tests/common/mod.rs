@@ -1,8 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use asat::core::CpuSet;
 use asat::pools::Pools;
+use asat::CpuSet;
 use asat::{Plan, Policy, RegionStart};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

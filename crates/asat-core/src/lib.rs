@@ -37,7 +37,7 @@
 //!
 //! Linux only: the runtime uses futexes, `sched_setaffinity`, `sched_setattr` and thread ids.
 
-pub mod asat;
+pub mod adaptive;
 mod broadcast;
 mod builder;
 mod cpuset;
@@ -58,7 +58,7 @@ mod sys;
 mod team;
 mod wait;
 
-pub use asat::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
+pub use adaptive::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::{
     parse_policy, parse_solo_slice, parse_wait, Builder, DEFAULT_SOLO_SLICE, SOLO_SLICE_RANGE,

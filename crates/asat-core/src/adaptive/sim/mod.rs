@@ -23,8 +23,8 @@
 //! moves, regain) from a trace.
 //!
 //! ```
-//! use asat_core::asat::sim::{run, summarize, Config, Scenario};
-//! use asat_core::asat::Rule;
+//! use asat_core::adaptive::sim::{run, summarize, Config, Scenario};
+//! use asat_core::adaptive::Rule;
 //! let cfg = Config::new(8, Rule::Asat, 1);
 //! let sc = Scenario::together(8, 2, cfg.asat.eval_interval);
 //! let trace = run(&cfg, &sc)?;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::{Doing, Engine, Note, Ns, Params, Tid};
 use super::{Config, JobSpec, Scenario, TracePoint};
-use crate::asat::{pressure, AsatLogic, Machine};
+use crate::adaptive::{pressure, AsatLogic, Machine};
 use crate::{Plan, ProbeResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -239,20 +239,20 @@ use pressure::Readings;
 
 /// Multiple of the balanced passage above which a passage is bad.
 pub const BAD_FACTOR: u32 = 20;
-/// The derived threshold is never below this (see the [module docs](crate::asat)).
+/// The derived threshold is never below this (see the [module docs](crate::adaptive)).
 pub const MIN_BAD_TIME: Duration = Duration::from_micros(250);
 /// The threshold used before any passage was measured.
 pub const DEFAULT_BAD_TIME: Duration = MIN_BAD_TIME;
 /// How many recent passages the baseline is the minimum of.
 pub const BASELINE_WINDOW: usize = 32;
-/// The derived threshold is never above this (see the [module docs](crate::asat)).
+/// The derived threshold is never above this (see the [module docs](crate::adaptive)).
 pub const MAX_BAD_TIME: Duration = Duration::from_millis(1);
 /// Toe dips wait at most `good_trig << MAX_BACKOFF` good evaluations.
 pub const MAX_BACKOFF: u32 = 3;
 /// How many evaluations [`Asat::history`] keeps (the oldest are dropped).
 pub const HISTORY_LIMIT: usize = 100_000;
 
-/// ASAT's settings. See the [module docs](crate::asat) for their meaning.
+/// ASAT's settings. See the [module docs](crate::adaptive) for their meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AsatConfig {
     /// At most one evaluation per this interval. Default 200 ms: with the default triggers
@@ -274,7 +274,7 @@ pub struct AsatConfig {
     pub rule: Rule,
 }
 
-/// How ASAT moves the team size (see the [module docs](crate::asat)).
+/// How ASAT moves the team size (see the [module docs](crate::adaptive)).
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Rule {

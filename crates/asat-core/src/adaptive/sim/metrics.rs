@@ -132,7 +132,7 @@ fn regain(trace: &[TracePoint], scenario: &Scenario, p: usize) -> Option<u32> {
 mod tests {
     use super::super::JobSpec;
     use super::*;
-    use crate::asat::Rule;
+    use crate::adaptive::Rule;
 
     fn pt(job: usize, ms: u64, before: usize, team: usize) -> TracePoint {
         TracePoint {
