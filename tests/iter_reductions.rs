@@ -256,3 +256,37 @@ proptest! {
         })?;
     }
 }
+
+/// `find_last` and its relatives look through the index space from its end, as `rfind` does:
+/// a hit at the very end of a range of 2^40 items is found after a few items under every team
+/// and schedule (a search from the front would look at 2^39 items and trip the count).
+#[test]
+fn searches_for_the_last_hit_start_at_the_end() {
+    use asat::Schedule;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const N: usize = 1 << 40;
+    let schedules = [None, Some(Schedule::dynamic(1)), Some(Schedule::guided(1))];
+    for (rt, schedule) in (0..RUNTIMES).flat_map(|i| schedules.map(|s| (runtime(i), s))) {
+        rt.install(|| {
+            let looked = AtomicUsize::new(0);
+            let look = |_: &usize| {
+                assert!(
+                    looked.fetch_add(1, Ordering::Relaxed) < 64,
+                    "looked from the front"
+                );
+            };
+            // Pieces of 2^30 keep the dynamic schedules' count of pieces small.
+            let iter = || (0..N).into_par_iter().with_min_len(1 << 30).inspect(look);
+            let with = |s: Option<Schedule>| iter().with_schedule(s.unwrap_or(Schedule::Static));
+            assert_eq!(with(schedule).find_last(|_| true), Some(N - 1));
+            assert_eq!(with(schedule).position_last(|i| i % 3 == 0), Some(N - 1));
+            assert_eq!(
+                with(schedule).filter(|i| i % 2 == 0).find_last(|_| true),
+                Some(N - 2)
+            );
+            let big = |i: usize| (i >= N - 10).then_some(i);
+            assert_eq!(with(schedule).find_map_last(big), Some(N - 1));
+            assert!(looked.load(Ordering::Relaxed) <= 64);
+        });
+    }
+}

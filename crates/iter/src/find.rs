@@ -3,11 +3,19 @@
 //! `any` and `find_any` share a flag per call: once a member has found a hit, every member stops
 //! before its next item. `find_first` shares the first index of the earliest range in which a
 //! hit was found: a range stops at its own first hit, and before each item once an earlier
-//! range has one (its hits can no longer be the first). `find_last` likewise shares the first
-//! index of the latest range with a hit: a range stops before each item once a later range has
-//! one. The hit of lowest, or highest, index is kept. A call run in rounds (see
-//! [`blocks`](crate::blocks)) runs no round after the one that found a hit, except for
-//! `find_last`, whose rounds go forward.
+//! range has one (its hits can no longer be the first). The hit of lowest index is kept. A
+//! call run in rounds (see [`blocks`](crate::blocks)) runs no round after the one that found a
+//! hit.
+//!
+//! `find_last` is `find_first` over the index space turned around: the ranges are handed out
+//! from the end (under the static schedule member 0 takes the last run of blocks; under the
+//! others the first pieces are the last; rounds go back from the end), and each range is
+//! looked through from its end, as `rfind` would, in pieces of 1, 2, 4, ... indices going back
+//! (each piece's items in index order, from [`Producer::seq`]), stopping after the first piece
+//! with a hit, whose last hit is the range's last. So a hit near the end of
+//! `(0..10u64.pow(12)).into_par_iter()` is found after a few items, as rayon's splits find it,
+//! instead of after half the range; where a range has no hit it costs log2 of its length more
+//! `seq` calls (and as many of a `map_init`'s `init` calls, which are per range).
 //!
 //! The looks at the shared index cost one relaxed load per item, about a cycle: nothing beside
 //! a predicate that does some work, but `position_first` of `black_box(i) == at` over a range,
@@ -18,6 +26,7 @@
 //! on two members, 19-20 ms against 0.5-0.6 ms with them (`examples/iter_search.rs`,
 //! BENCHMARKS.md).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::drive;
@@ -98,35 +107,66 @@ where
     )
 }
 
-/// The last item of `p` for which `pred` is true.
+/// The last item of `p` for which `pred` is true: [`find_first`] over the index space turned
+/// around, each range looked through from its end.
 pub(crate) fn find_last<P, F>(p: &P, pred: F) -> Option<P::Item>
 where
     P: Producer,
     F: Fn(&P::Item) -> bool + Sync,
 {
-    // One past the first index of the latest range with a hit (0: none yet).
-    let latest = AtomicUsize::new(0);
-    drive::reduce_until(
-        p,
+    let space = drive::Space::of(p);
+    let len = space.len();
+    // Index `m` of the turned space is index `len - 1 - m` of `p`'s: the first turned index of
+    // the earliest turned range with a hit (`usize::MAX`: none yet).
+    let earliest = AtomicUsize::new(usize::MAX);
+    drive::fold_ranges_until(
+        space,
         || None,
-        |acc, range, items| {
-            let start = range.start;
-            let mut hit = None;
-            for x in items {
-                if latest.load(Ordering::Relaxed) > start + 1 {
-                    break;
+        |acc, turned: Range<usize>| {
+            // A hit in this accumulator's earlier turned ranges comes later in `p`.
+            acc.or_else(|| {
+                let start = turned.start;
+                let range = len - turned.end..len - turned.start;
+                let later = || earliest.load(Ordering::Relaxed) < start;
+                let hit = last_in_range(p, range, &pred, later);
+                if hit.is_some() {
+                    earliest.fetch_min(start, Ordering::Relaxed);
                 }
-                if pred(&x) {
-                    if hit.is_none() {
-                        latest.fetch_max(start + 1, Ordering::Relaxed);
-                    }
-                    hit = Some(x);
-                }
-            }
-            // This range comes after the accumulator's earlier ones.
-            hit.or(acc)
+                hit
+            })
         },
-        |a, b| b.or(a),
-        |_| false,
+        |a, b| a.or(b),
+        Option::is_some,
     )
+}
+
+/// The last item of `range` for which `pred` is true, looked for from the range's end in
+/// pieces of 1, 2, 4, ... indices, each looked through forward; `None` also once `later()`.
+fn last_in_range<P, F, L>(p: &P, range: Range<usize>, pred: &F, later: L) -> Option<P::Item>
+where
+    P: Producer,
+    F: Fn(&P::Item) -> bool,
+    L: Fn() -> bool,
+{
+    let (start, mut end, mut piece) = (range.start, range.end, 1usize);
+    while end > start && !later() {
+        let from = end - piece.min(end - start);
+        let mut hit = None;
+        // SAFETY: the pieces of a range are disjoint, as are the ranges that
+        // `fold_ranges_until` hands out.
+        for x in unsafe { p.seq(from..end) } {
+            if later() {
+                return None;
+            }
+            if pred(&x) {
+                hit = Some(x);
+            }
+        }
+        if hit.is_some() {
+            return hit;
+        }
+        end = from;
+        piece = piece.saturating_mul(2);
+    }
+    None
 }

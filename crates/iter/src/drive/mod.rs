@@ -115,6 +115,12 @@ impl Space {
         }
     }
 
+    /// How many indices the space has.
+    #[inline]
+    pub(crate) fn len(self) -> usize {
+        self.len
+    }
+
     /// Part `part` of this space, as a space of its own (one round's: no rounds).
     #[inline]
     fn part(self, part: &Range<usize>) -> Space {
