@@ -138,8 +138,9 @@
 //! the same part of the data call after call, and no shared counter is touched). Options:
 //!
 //! - [`with_min_len(n)`](IndexedParallelIterator::with_min_len): indices go out in blocks of
-//!   at least `n`; a call with no more than `n` indices runs on the calling thread alone,
-//!   without waking a worker (as rayon would not split it).
+//!   at least `n` (the last takes the rest, so none is shorter than `n`); a call with fewer
+//!   than `2n` indices runs on the calling thread alone, without waking a worker (as rayon
+//!   would not split it: both halves would be shorter than `n`).
 //! - [`with_max_len(n)`](IndexedParallelIterator::with_max_len): pieces of at most `n` indices,
 //!   handed out dynamically from a shared counter (load balance for uneven items).
 //! - [`with_schedule(s)`](ParallelIterator::with_schedule) (asat's own): any

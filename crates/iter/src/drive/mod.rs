@@ -1,7 +1,8 @@
 //! Terminal calls: one region of the current runtime per call.
 //!
 //! A call splits its producer's index space into *blocks* of `with_min_len` indices (1 when
-//! unset) and shares the blocks among the team with the call's schedule:
+//! unset; the last block takes the rest, so that none is shorter, as none of rayon's pieces
+//! is) and shares the blocks among the team with the call's schedule:
 //! static by default (one contiguous run of blocks per member), dynamic pieces of at most
 //! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`. A call
 //! with a single block runs on the calling thread alone ([`Runtime::alone`]), and so does a call
@@ -52,7 +53,8 @@ pub(crate) struct Plan {
     len: usize,
     /// Indices per block.
     block: usize,
-    /// Blocks (the last may be short).
+    /// Blocks (the last takes the rest: `block` to `2 * block - 1` indices, fewer only when
+    /// the whole space is shorter than a block).
     blocks: usize,
     /// How blocks are shared, in blocks.
     schedule: Schedule,
@@ -63,7 +65,7 @@ impl Plan {
     #[inline]
     pub(crate) fn new(len: usize, hints: Hints) -> Plan {
         let block = hints.min_len.max(1);
-        let blocks = len.div_ceil(block);
+        let blocks = (len / block).max(1);
         let in_blocks = |n: usize| n.div_ceil(block).max(1);
         let schedule = match hints.schedule {
             Some(Schedule::Dynamic { chunk }) => Schedule::dynamic(in_blocks(chunk)),
@@ -87,7 +89,12 @@ impl Plan {
     /// The indices of blocks `b`.
     #[inline]
     fn items(&self, b: Range<usize>) -> Range<usize> {
-        b.start * self.block..(b.end * self.block).min(self.len)
+        let end = if b.end >= self.blocks {
+            self.len
+        } else {
+            b.end * self.block
+        };
+        b.start * self.block..end
     }
 }
 

@@ -90,12 +90,18 @@ fn default_is_static_over_single_indices() {
 }
 
 #[test]
-fn min_len_makes_blocks_and_the_last_is_short() {
+fn min_len_makes_blocks_and_the_last_takes_the_rest() {
     let p = Plan::new(10, hints(4, 0, None));
-    assert_eq!((p.block, p.blocks), (4, 3));
-    assert_eq!(p.items(2..3), 8..10);
+    assert_eq!((p.block, p.blocks), (4, 2));
+    assert_eq!(
+        (p.items(0..1), p.items(1..2), p.items(0..2)),
+        (0..4, 4..10, 0..10)
+    );
+    let p = Plan::new(12, hints(4, 0, None));
+    assert_eq!((p.blocks, p.items(2..3)), (3, 8..12));
     assert_eq!(Plan::new(10, hints(10, 0, None)).blocks, 1);
-    assert_eq!(Plan::new(10, hints(100, 0, None)).blocks, 1);
+    let p = Plan::new(10, hints(100, 0, None));
+    assert_eq!((p.blocks, p.items(0..1)), (1, 0..10));
 }
 
 #[test]
