@@ -173,12 +173,32 @@ where
     }
 }
 
+/// Extends the collection an `Either` holds, whichever side it is (rayon's `Either`
+/// `par_extend`).
+impl<T, L, R> ParallelExtend<T> for Either<L, R>
+where
+    T: Send,
+    L: ParallelExtend<T>,
+    R: ParallelExtend<T>,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        match self {
+            Either::Left(l) => l.par_extend(par_iter),
+            Either::Right(r) => r.par_extend(par_iter),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeSet, HashMap, LinkedList, VecDeque};
 
     use crate::prelude::*;
     use crate::testing::on_every_team;
+    use crate::Either;
 
     #[test]
     fn collections_are_extended_in_order() {
@@ -213,6 +233,12 @@ mod tests {
             assert_eq!(t, ">abcxy!");
             let mut unit = ();
             unit.par_extend((0..10).into_par_iter().map(|_| ()));
+            let mut left: Either<Vec<usize>, BTreeSet<usize>> = Either::Left(vec![9]);
+            left.par_extend(0..3);
+            let mut right: Either<Vec<usize>, BTreeSet<usize>> = Either::Right(BTreeSet::new());
+            right.par_extend((0..30usize).into_par_iter().map(|i| i % 3));
+            assert_eq!(left, Either::Left(vec![9, 0, 1, 2]));
+            assert_eq!(right, Either::Right(BTreeSet::from([0, 1, 2])));
         });
     }
 }

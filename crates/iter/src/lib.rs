@@ -89,7 +89,8 @@
 //!   with the same items is one too, indexed when both are), and on indexed iterators the
 //!   comparisons `cmp`, `partial_cmp`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`;
 //!   [`par_extend`](ParallelExtend::par_extend) on the same collections as `collect` (a `Vec`
-//!   in place; with references to `Copy` items too, as rayon's).
+//!   in place; with references to `Copy` items too, as rayon's) and on an [`Either`] of two
+//!   (the one it holds).
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
 //!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
