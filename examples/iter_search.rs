@@ -1,9 +1,11 @@
 //! Searches that stop early: `position_first` over `0..n` whose one hit is at index `at`, on
 //! asat and on rayon (each a pool of `--threads`), plainly and after `by_exponential_blocks`,
-//! against std's sequential `position`.
+//! against std's sequential `position`; with `--last`, `position_last` whose one hit is `at`
+//! items before the end, against std's `rposition`.
 //!
 //! ```text
 //! cargo run --release --example iter_search -- --n 100000000 --at 10,1000,1000000,50000000
+//! cargo run --release --example iter_search -- --last --at 0,1000,1000000,50000000
 //! ```
 //!
 //! Prints, per hit index, the median time per call of `--reps` calls of each form (the forms
@@ -40,6 +42,9 @@ struct Args {
         default_value = "std,asat,asat-blocks,rayon,rayon-blocks"
     )]
     forms: Vec<String>,
+    /// Search for the last hit (`position_last`), `at` items before the end.
+    #[arg(long)]
+    last: bool,
 }
 
 const FORMS: [&str; 5] = ["std", "asat", "asat-blocks", "rayon", "rayon-blocks"];
@@ -75,23 +80,30 @@ fn main() {
         .num_threads(args.threads)
         .build()
         .unwrap_or_else(|e| panic!("rayon pool: {e}"));
-    let n = args.n;
+    let (n, last) = (args.n, args.last);
+    let search = if last {
+        "position_last"
+    } else {
+        "position_first"
+    };
     println!(
-        "position_first over 0..{n}, {} threads, median of {} calls, ms (ratio over std)",
+        "{search} over 0..{n}, {} threads, median of {} calls, ms (ratio over std)",
         args.threads, args.reps
     );
-    print!("{:>10}", "hit at");
+    print!("{:>10}", if last { "hit n-1-" } else { "hit at" });
     for f in &args.forms {
         print!("  {f:>20}");
     }
     println!();
-    for &at in &args.at {
+    for &row in &args.at {
+        let at = if last { n - 1 - row } else { row };
         let run = |form: &str| match form {
+            "std" if last => (0..n).rposition(|i| hit(i, at)),
             "std" => (0..n).position(|i| hit(i, at)),
-            "asat" => asat.install(|| on_asat(n, at, false)),
-            "asat-blocks" => asat.install(|| on_asat(n, at, true)),
-            "rayon" => rayon.install(|| on_rayon(n, at, false)),
-            _ => rayon.install(|| on_rayon(n, at, true)),
+            "asat" => asat.install(|| on_asat(n, at, false, last)),
+            "asat-blocks" => asat.install(|| on_asat(n, at, true, last)),
+            "rayon" => rayon.install(|| on_rayon(n, at, false, last)),
+            _ => rayon.install(|| on_rayon(n, at, true, last)),
         };
         let mut times = vec![Vec::new(); args.forms.len()];
         for _ in 0..args.reps {
@@ -108,7 +120,7 @@ fn main() {
             .iter()
             .position(|f| f == "std")
             .map(|i| medians[i]);
-        print!("{at:>10}");
+        print!("{row:>10}");
         for m in &medians {
             match base {
                 Some(b) => print!("  {:>11.3} ({:>5.2}x)", m, m / b),
@@ -119,27 +131,42 @@ fn main() {
     }
 }
 
-/// The search on the installed asat pool, after `by_exponential_blocks` when `blocks`.
-fn on_asat(n: usize, at: usize, blocks: bool) -> Option<usize> {
+/// The search on the installed asat pool, after `by_exponential_blocks` when `blocks`, for
+/// the last hit when `last`.
+fn on_asat(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
     use asat::prelude::*;
     let items = (0..n).into_par_iter();
-    if blocks {
-        let blocks = items.enumerate().by_exponential_blocks();
-        blocks.find_map_first(|(k, i)| hit(i, at).then_some(k))
-    } else {
-        items.position_first(|i| hit(i, at))
+    let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
+    match (blocks, last) {
+        (true, false) => items
+            .enumerate()
+            .by_exponential_blocks()
+            .find_map_first(found),
+        (true, true) => items
+            .enumerate()
+            .by_exponential_blocks()
+            .find_map_last(found),
+        (false, false) => items.position_first(|i| hit(i, at)),
+        (false, true) => items.position_last(|i| hit(i, at)),
     }
 }
 
 /// The same search on the installed rayon pool.
-fn on_rayon(n: usize, at: usize, blocks: bool) -> Option<usize> {
+fn on_rayon(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
     use rayon::prelude::*;
     let items = (0..n).into_par_iter();
-    if blocks {
-        let blocks = items.enumerate().by_exponential_blocks();
-        blocks.find_map_first(|(k, i)| hit(i, at).then_some(k))
-    } else {
-        items.position_first(|i| hit(i, at))
+    let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
+    match (blocks, last) {
+        (true, false) => items
+            .enumerate()
+            .by_exponential_blocks()
+            .find_map_first(found),
+        (true, true) => items
+            .enumerate()
+            .by_exponential_blocks()
+            .find_map_last(found),
+        (false, false) => items.position_first(|i| hit(i, at)),
+        (false, true) => items.position_last(|i| hit(i, at)),
     }
 }
 

@@ -168,6 +168,22 @@
 //! another thread held for [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)). Members that
 //! must meet are best written as a [`Runtime::region`] with
 //! [`Team::barrier`](asat_core::Team).
+//!
+//! rayon's own tests, run against asat by `examples/rayon_tests`, show the other differences,
+//! which programs of the usual data-parallel kind rarely meet:
+//!
+//! - A range of more than `usize::MAX` items (`0..=u64::MAX`, a wide `u128` range) panics at
+//!   the terminal call (see [`range`]), where rayon runs it unindexed.
+//! - A search looks through `with_max_len` pieces in index order, and a `flat_map`'s inner
+//!   iterators run sequentially on the member that made their item, so a search of
+//!   astronomically many items for a hit far from the start does not end, where rayon's
+//!   splits reach the far half at once. After a panic, a call hands out no more pieces, so
+//!   fewer items run than rayon's "all but the panicking one" (see [`panic_fuse`]).
+//! - `skip` does not run the skipped items' closures (a `map` before it is not called for
+//!   them), where rayon and std do; a `fold` before a search does not stop early.
+//! - The sorts sort their runs with std's sorts, which may panic on a comparator that is not
+//!   a total order (as std's documents); rayon's do not. `par_chunk_by` and the `par_split`
+//!   family call the predicate once more per range boundary than rayon's `len - 1`.
 
 pub mod adapters;
 pub mod blocks;

@@ -31,7 +31,9 @@
 //! The comparator may panic (and a comparator that is not a total order may give any answers):
 //! the slice then holds a **permutation** of its elements, each once, none lost or duplicated
 //! (which matters for types with `Drop`), and the panic propagates; that is what std's sorts
-//! guarantee, and rayon's, which are built from them. Here: a merge *copies* elements
+//! guarantee, and rayon's. (std's sorts, which sort the runs here, may themselves panic on a
+//! comparator that is not a total order, as their docs say; rayon's, copies of std's older
+//! sorts, do not.) Here: a merge *copies* elements
 //! (bitwise) into the destination, and the source keeps them all until the pass is over, so the
 //! source of the running pass always holds every element once. Member 0 records the pass before
 //! the pass's first comparison. If a member panics, the others unwind at the next barrier; once
