@@ -4,8 +4,10 @@
 //! of the same name over its base's range (or a small iterator of its own), so a chain
 //! compiles to the loop a sequential chain would.
 
+use std::fmt::Debug;
 use std::ops::Range;
 
+use crate::fmt::debug_fields;
 use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
 use crate::IndexedParallelIterator;
 
@@ -19,12 +21,14 @@ macro_rules! closure_adapter {
         item $item:ty, seq $seq:ty, |$base:ident, $f:ident| $make:expr
     ) => {
         $(#[$doc])*
-        #[derive(Clone, Debug)]
+        #[derive(Clone)]
         #[must_use = "parallel iterator adapters do nothing until a terminal call"]
         pub struct $name<I, F> {
             pub(crate) base: I,
             pub(crate) f: F,
         }
+
+        debug_fields!(impl[I: Debug, F] $name<I, F> { base });
 
         impl<I: Producer, F, $($g),*> Producer for $name<I, F>
         where
@@ -105,12 +109,14 @@ closure_adapter! {
 }
 
 /// Items changed in place by a closure on their way (`update`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct Update<I, F> {
     pub(crate) base: I,
     pub(crate) f: F,
 }
+
+debug_fields!(impl[I: Debug, F] Update<I, F> { base });
 
 impl<I: Producer, F: Fn(&mut I::Item) + Send + Sync> Producer for Update<I, F> {
     type Item = I::Item;
@@ -166,11 +172,12 @@ where
 }
 
 /// The sequential side of [`Update`].
-#[derive(Debug)]
 pub struct UpdateSeq<'a, J, F> {
     items: J,
     f: &'a F,
 }
+
+debug_fields!(impl['a, J: Debug, F] UpdateSeq<'a, J, F> { items });
 
 impl<J: Iterator, F: Fn(&mut J::Item)> Iterator for UpdateSeq<'_, J, F> {
     type Item = J::Item;
@@ -289,13 +296,15 @@ pub type FlattenIter<I> = FlatMapIter<I, fn(<I as Producer>::Item) -> <I as Prod
 
 /// Items mapped with a per-range state (`map_init`: made by a closure; `map_with`: cloned from
 /// a value). One state serves one range, that is one member's share under the static schedule.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct MapState<I, S, F> {
     pub(crate) base: I,
     pub(crate) init: S,
     pub(crate) f: F,
 }
+
+debug_fields!(impl[I: Debug, S: Debug, F] MapState<I, S, F> { base, init });
 
 /// Makes the state of one range for [`MapState`].
 pub trait StateInit: Send + Sync {
@@ -306,8 +315,10 @@ pub trait StateInit: Send + Sync {
 }
 
 /// `map_init`'s closure as a [`StateInit`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct InitFn<G>(pub(crate) G);
+
+debug_fields!(impl[G] InitFn<G> (..));
 
 impl<G: Fn() -> T + Send + Sync, T> StateInit for InitFn<G> {
     type State = T;
@@ -328,12 +339,13 @@ impl<T: Clone + Send + Sync> StateInit for CloneOf<T> {
 }
 
 /// The sequential side of [`MapState`].
-#[derive(Debug)]
 pub struct MapStateSeq<'a, J, T, F> {
     iter: J,
     state: T,
     f: &'a F,
 }
+
+debug_fields!(impl['a, J: Debug, T: Debug, F] MapStateSeq<'a, J, T, F> { iter, state });
 
 impl<J: Iterator, T, F: Fn(&mut T, J::Item) -> R, R> Iterator for MapStateSeq<'_, J, T, F> {
     type Item = R;
@@ -416,13 +428,15 @@ where
 
 /// One accumulator per range, folded from its items (`fold`): under the static schedule, one
 /// per member. Reduce them with `reduce`, `sum` or `collect`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct Fold<I, ID, F> {
     pub(crate) base: I,
     pub(crate) identity: ID,
     pub(crate) f: F,
 }
+
+debug_fields!(impl[I: Debug, ID, F] Fold<I, ID, F> { base });
 
 impl<I, ID, F, T> Producer for Fold<I, ID, F>
 where
@@ -455,13 +469,15 @@ where
 
 /// One accumulator per range, started from a clone of a value and folded from the range's
 /// items (`fold_with`): under the static schedule, one per member.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct FoldWith<I, T, F> {
     pub(crate) base: I,
     pub(crate) init: T,
     pub(crate) f: F,
 }
+
+debug_fields!(impl[I: Debug, T: Debug, F] FoldWith<I, T, F> { base, init });
 
 impl<I, T, F> Producer for FoldWith<I, T, F>
 where
@@ -492,12 +508,14 @@ where
 }
 
 /// The indices of the items a predicate holds for (`positions`), in order.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct Positions<I, P> {
     pub(crate) base: I,
     pub(crate) pred: P,
 }
+
+debug_fields!(impl[I: Debug, P] Positions<I, P> { base });
 
 impl<I, P> Producer for Positions<I, P>
 where
@@ -529,11 +547,12 @@ where
 }
 
 /// The sequential side of [`Positions`].
-#[derive(Debug)]
 pub struct PositionsSeq<'a, J, P> {
     items: std::iter::Zip<Range<usize>, J>,
     pred: &'a P,
 }
+
+debug_fields!(impl['a, J: Debug, P] PositionsSeq<'a, J, P> { items });
 
 impl<J: Iterator, P: Fn(J::Item) -> bool> Iterator for PositionsSeq<'_, J, P> {
     type Item = usize;

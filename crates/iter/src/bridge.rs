@@ -16,6 +16,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use crate::plumbing::Producer;
+use crate::sources::clone_of;
 
 /// Makes a parallel iterator of a sequential one (`par_bridge`), as rayon's `ParallelBridge`.
 ///
@@ -53,6 +54,16 @@ where
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct IterBridge<I> {
     iter: Mutex<Fuse<I>>,
+}
+
+/// A clone of the iterator, taken under its lock (as rayon's bridge, `Clone` when the
+/// iterator is).
+impl<I: Clone> Clone for IterBridge<I> {
+    fn clone(&self) -> Self {
+        IterBridge {
+            iter: Mutex::new(clone_of(&self.iter)),
+        }
+    }
 }
 
 impl<I> Producer for IterBridge<I>

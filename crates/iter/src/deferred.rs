@@ -4,6 +4,7 @@
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use crate::sources::clone_of;
 use crate::vec::IntoIter;
 use crate::IntoParallelIterator;
 
@@ -11,6 +12,17 @@ use crate::IntoParallelIterator;
 pub(crate) struct Deferred<In, T = In> {
     input: Mutex<Option<In>>,
     items: OnceLock<IntoIter<T>>,
+}
+
+/// A clone holds a clone of the input, or of the items once they are made (then only those
+/// not moved out yet: see [`IntoIter`]'s `Clone`).
+impl<In: Clone, T: Clone> Clone for Deferred<In, T> {
+    fn clone(&self) -> Self {
+        Deferred {
+            input: Mutex::new(clone_of(&self.input)),
+            items: self.items.clone(),
+        }
+    }
 }
 
 impl<In, T> Deferred<In, T> {

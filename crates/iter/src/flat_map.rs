@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Range;
 
+use crate::fmt::debug_fields;
 use crate::plumbing::{Hints, Producer};
 use crate::IntoParallelIterator;
 
@@ -25,12 +26,14 @@ pub const INNER_BATCH: usize = 256;
 pub type Flatten<I> = FlatMap<I, fn(<I as Producer>::Item) -> <I as Producer>::Item>;
 
 /// Each item mapped to a parallel iterator, flattened (`flat_map`, `flatten`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct FlatMap<I, F> {
     pub(crate) base: I,
     pub(crate) f: F,
 }
+
+debug_fields!(impl[I: fmt::Debug, F] FlatMap<I, F> { base });
 
 impl<I, F, PI> Producer for FlatMap<I, F>
 where

@@ -7,10 +7,13 @@
 //! `fold_chunks_with` starts every group from a clone of one value: each range a member runs
 //! clones it once under a lock (so `U: Send` suffices, as in rayon), then once per group.
 
+use std::fmt::Debug;
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
+use crate::fmt::debug_fields;
 use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::sources::clone_of;
 use crate::IndexedParallelIterator;
 
 /// How a group's fold starts: a closure (`fold_chunks`) or clones of a value
@@ -58,6 +61,13 @@ impl<U: Clone> Starter for Cloned<U> {
 #[derive(Debug)]
 pub struct CloneOf<U>(Mutex<U>);
 
+impl<U: Clone> Clone for CloneOf<U> {
+    /// A clone of the value, taken under the lock as each range's is.
+    fn clone(&self) -> Self {
+        CloneOf(Mutex::new(clone_of(&self.0)))
+    }
+}
+
 impl<U: Send + Clone> Start for CloneOf<U> {
     type Value = U;
     type Local<'a>
@@ -66,18 +76,15 @@ impl<U: Send + Clone> Start for CloneOf<U> {
         Self: 'a;
 
     fn local(&self) -> Cloned<U> {
-        Cloned(
-            self.0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        )
+        Cloned(clone_of(&self.0))
     }
 }
 
 /// `fold_chunks`'s identity, shared.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Identity<ID>(ID);
+
+debug_fields!(impl[ID] Identity<ID> (..));
 
 impl<U: Send, ID: Fn() -> U + Send + Sync> Start for Identity<ID> {
     type Value = U;
@@ -96,7 +103,7 @@ impl<U: Send, ID: Fn() -> U + Send + Sync> Start for Identity<ID> {
 ///
 /// [`fold_chunks`]: IndexedParallelIterator::fold_chunks
 /// [`fold_chunks_with`]: IndexedParallelIterator::fold_chunks_with
-#[derive(Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct FoldChunksBy<I, S, F> {
     base: I,
@@ -104,6 +111,8 @@ pub struct FoldChunksBy<I, S, F> {
     start: S,
     fold: F,
 }
+
+debug_fields!(impl[I: Debug, S: Debug, F] FoldChunksBy<I, S, F> { base, size, start });
 
 /// rayon's name for `fold_chunks`'s adapter.
 pub type FoldChunks<I, ID, F> = FoldChunksBy<I, Identity<ID>, F>;

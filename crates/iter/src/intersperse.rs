@@ -99,6 +99,32 @@ impl<I: Producer> Base<I> {
     }
 }
 
+// The clones take the separator under its lock, as each range does; a gathered base's clone
+// is its input's, or its items' once they are made (see `Deferred`).
+impl<I: Producer + Clone> Clone for Intersperse<I>
+where
+    I::Item: Clone,
+{
+    fn clone(&self) -> Self {
+        Self {
+            base: self.base.clone(),
+            separator: Mutex::new(clone_of(&self.separator)),
+        }
+    }
+}
+
+impl<I: Producer + Clone> Clone for Base<I>
+where
+    I::Item: Clone,
+{
+    fn clone(&self) -> Self {
+        match self {
+            Base::Indexed(base) => Base::Indexed(base.clone()),
+            Base::Gathered(items, hints) => Base::Gathered(items.clone(), *hints),
+        }
+    }
+}
+
 impl<I: Producer + fmt::Debug> fmt::Debug for Intersperse<I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Intersperse");

@@ -58,6 +58,8 @@
 //!   and `skip` return a [`Slice`](indexed::Slice), `with_min_len` a
 //!   [`Hinted`](indexed::Hinted), the collections a [`vec::IntoIter`]), rayon's names are
 //!   aliases of it.
+//! - `Debug` and `Clone` as rayon's: the iterator types are `Debug` when their parts other than
+//!   closures are (the closures elided: `Map { base: .., .. }`), and `Clone` when their parts are.
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
 //!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
@@ -199,6 +201,7 @@ mod either_iter;
 mod extend;
 mod find;
 pub mod flat_map;
+mod fmt;
 pub mod fold_chunks;
 pub mod indexed;
 mod indexed_iter;

@@ -37,6 +37,14 @@ pub struct PanicFuse<I> {
     panicked: AtomicBool,
 }
 
+// A clone starts with a fresh flag: a terminal call takes the adapter by value, so until one
+// runs the flag is as `new` set it.
+impl<I: Clone> Clone for PanicFuse<I> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone())
+    }
+}
+
 impl<I> PanicFuse<I> {
     pub(crate) fn new(base: I) -> Self {
         Self {

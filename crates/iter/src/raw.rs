@@ -29,6 +29,18 @@ impl<T> RawParts<T> {
         self.len
     }
 
+    /// The elements at `range`, shared.
+    ///
+    /// # Safety
+    ///
+    /// `range` lies within `0..len`, the elements are initialized, and no one moves, drops or
+    /// mutably borrows any of them while the slice lives.
+    pub(crate) unsafe fn slice(&self, range: Range<usize>) -> &[T] {
+        debug_assert!(range.start <= range.end && range.end <= self.len);
+        // SAFETY: in bounds, initialized and not mutated meanwhile (caller).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(range.start), range.len()) }
+    }
+
     /// The elements at `range`, mutably, for a lifetime the caller picks.
     ///
     /// # Safety

@@ -75,6 +75,7 @@ where
 }
 
 /// The pieces of a value split by a function (rayon's `Split`, made by [`split`]).
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct Split<D, S> {
     pieces: Deferred<D>,
@@ -305,14 +306,17 @@ where
 pub type WalkTree<S, B> = WalkTreePrefix<S, B>;
 
 /// A tree's nodes in prefix order ([`walk_tree_prefix`], rayon's `WalkTreePrefix`).
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct WalkTreePrefix<S, B>(Walk<S, B>);
 
 /// A tree's nodes in postfix order ([`walk_tree_postfix`], rayon's `WalkTreePostfix`).
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct WalkTreePostfix<S, B>(Walk<S, B>);
 
 /// The root (then the nodes) and the children function.
+#[derive(Clone)]
 struct Walk<S, B> {
     nodes: Deferred<S>,
     children_of: B,

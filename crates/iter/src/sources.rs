@@ -113,6 +113,39 @@ pub(crate) fn clone_of<T: Clone>(m: &Mutex<T>) -> T {
     m.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
+// The clones take the element (the item, for `once`) under its lock, as each range does.
+impl<T: Clone> Clone for Repeat<T> {
+    fn clone(&self) -> Self {
+        Repeat {
+            element: Mutex::new(clone_of(&self.element)),
+        }
+    }
+}
+
+impl<T: Clone> Clone for RepeatN<T> {
+    fn clone(&self) -> Self {
+        RepeatN {
+            element: Mutex::new(clone_of(&self.element)),
+            n: self.n,
+        }
+    }
+}
+
+impl<T: Clone> Clone for Once<T> {
+    fn clone(&self) -> Self {
+        Once {
+            item: Mutex::new(clone_of(&self.item)),
+        }
+    }
+}
+
+/// `Clone` whatever `T` is, as rayon's `Empty`.
+impl<T> Clone for Empty<T> {
+    fn clone(&self) -> Self {
+        Empty(PhantomData)
+    }
+}
+
 impl<T: Clone + Send> Repeat<T> {
     /// The first `n` repeats: [`repeat_n`]`(element, n)`.
     pub fn take(self, n: usize) -> RepeatN<T> {

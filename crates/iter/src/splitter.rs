@@ -15,7 +15,10 @@
 //! pieces; so an element is tested at most twice (by the range that holds it, and by the one
 //! whose last piece runs over it).
 
+use std::fmt::Debug;
 use std::ops::Range;
+
+use crate::fmt::debug_fields;
 
 /// Data split at separators: a slice with a predicate ([`SliceHay`]), or a string with a char
 /// pattern ([`StrHay`](crate::str::StrHay)).
@@ -89,11 +92,12 @@ impl<H: Haystack> Iterator for SplitSeq<H> {
 }
 
 /// A slice and a separator predicate.
-#[derive(Debug)]
 pub struct SliceHay<'a, 'data, T, P> {
     pub(crate) slice: &'data [T],
     pub(crate) sep: &'a P,
 }
+
+debug_fields!(impl['a, 'data, T: Debug, P] SliceHay<'a, 'data, T, P> { slice });
 
 impl<T, P> Clone for SliceHay<'_, '_, T, P> {
     fn clone(&self) -> Self {

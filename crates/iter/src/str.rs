@@ -10,15 +10,22 @@
 //! Separators and patterns are chars, as in rayon: a [`Pattern`] is a `char`, a slice or array
 //! of chars (any of them), or a closure `Fn(char) -> bool`.
 
+use std::fmt;
 use std::ops::Range;
 
 use crate::adapters::{Copied, Filter, Map};
+use crate::fmt::debug_fields;
 use crate::plumbing::Producer;
 use crate::splitter::{ceil_boundary, floor_boundary, Haystack, SplitSeq};
 use crate::{IntoParallelRefIterator, ParallelIterator};
 
 mod sealed {
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// Writes the pattern for `Debug`: its chars, or `..` for a closure.
+        fn fmt_pattern(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("..")
+        }
+    }
 }
 
 /// The chars a split or a search looks for (rayon's `Pattern`): a `char`, `&[char]`,
@@ -28,7 +35,11 @@ pub trait Pattern: sealed::Sealed + Sync + Send {
     fn matches(&self, c: char) -> bool;
 }
 
-impl sealed::Sealed for char {}
+impl sealed::Sealed for char {
+    fn fmt_pattern(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
 impl Pattern for char {
     #[inline]
     fn matches(&self, c: char) -> bool {
@@ -36,7 +47,11 @@ impl Pattern for char {
     }
 }
 
-impl sealed::Sealed for &[char] {}
+impl sealed::Sealed for &[char] {
+    fn fmt_pattern(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
 impl Pattern for &[char] {
     #[inline]
     fn matches(&self, c: char) -> bool {
@@ -44,7 +59,11 @@ impl Pattern for &[char] {
     }
 }
 
-impl<const N: usize> sealed::Sealed for [char; N] {}
+impl<const N: usize> sealed::Sealed for [char; N] {
+    fn fmt_pattern(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
 impl<const N: usize> Pattern for [char; N] {
     #[inline]
     fn matches(&self, c: char) -> bool {
@@ -52,7 +71,11 @@ impl<const N: usize> Pattern for [char; N] {
     }
 }
 
-impl<const N: usize> sealed::Sealed for &[char; N] {}
+impl<const N: usize> sealed::Sealed for &[char; N] {
+    fn fmt_pattern(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
 impl<const N: usize> Pattern for &[char; N] {
     #[inline]
     fn matches(&self, c: char) -> bool {
@@ -68,11 +91,36 @@ impl<F: Fn(char) -> bool + Sync + Send> Pattern for F {
     }
 }
 
+/// `Debug` for a string and its pattern: `Name { s: "a,b", pat: ',' }` (`pat: ..` for a
+/// closure).
+fn fmt_with_pattern<P: Pattern>(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    s: &str,
+    pat: &P,
+) -> fmt::Result {
+    struct PatternDebug<'p, P>(&'p P);
+    impl<P: Pattern> fmt::Debug for PatternDebug<'_, P> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.fmt_pattern(f)
+        }
+    }
+    f.debug_struct(name)
+        .field("s", &s)
+        .field("pat", &PatternDebug(pat))
+        .finish()
+}
+
 /// A string and a pattern, split at the chars that match.
-#[derive(Debug)]
 pub struct StrHay<'a, 'ch, P> {
     s: &'ch str,
     pat: &'a P,
+}
+
+impl<P: Pattern> fmt::Debug for StrHay<'_, '_, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_with_pattern(f, "StrHay", self.s, self.pat)
+    }
 }
 
 impl<P> Clone for StrHay<'_, '_, P> {
@@ -129,12 +177,14 @@ macro_rules! str_source {
         |$this:ident, $r:ident| $make:expr
     ) => {
         $(#[$doc])*
-        #[derive(Clone, Debug)]
+        #[derive(Clone)]
         #[must_use = "parallel iterators do nothing until a terminal call"]
         pub struct $name<'ch $(, $P)?> {
             s: &'ch str,
             $(pat: $P,)?
         }
+
+        str_source!(@debug $name $(<$P>)?);
 
         impl<'ch $(, $P: Pattern)?> Producer for $name<'ch $(, $P)?> {
             type Item = $item;
@@ -148,6 +198,20 @@ macro_rules! str_source {
             unsafe fn seq(&self, $r: Range<usize>) -> Self::Seq<'_> {
                 let $this = self;
                 $make
+            }
+        }
+    };
+    (@debug $name:ident) => {
+        impl fmt::Debug for $name<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name)).field("s", &self.s).finish()
+            }
+        }
+    };
+    (@debug $name:ident<$P:ident>) => {
+        impl<$P: Pattern> fmt::Debug for $name<'_, $P> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt_with_pattern(f, stringify!($name), self.s, &self.pat)
             }
         }
     };
@@ -218,13 +282,14 @@ impl Iterator for CharIndicesAt<'_> {
 }
 
 /// The sequential side of [`MatchIndices`] and [`Matches`].
-#[derive(Debug)]
 pub struct MatchIndicesAt<'a, 'ch, P> {
     at: usize,
     chars: std::str::CharIndices<'ch>,
     s: &'ch str,
     pat: &'a P,
 }
+
+debug_fields!(impl['a, 'ch, P] MatchIndicesAt<'a, 'ch, P> { at, chars });
 
 impl<'ch, P: Pattern> Iterator for MatchIndicesAt<'_, 'ch, P> {
     type Item = (usize, &'ch str);
@@ -239,11 +304,17 @@ impl<'ch, P: Pattern> Iterator for MatchIndicesAt<'_, 'ch, P> {
 
 /// `par_split(pat)` (`KIND` 0), `par_split_terminator(pat)` (1), `par_split_inclusive(pat)`
 /// (2): the pieces between the chars that match, as std's methods of the same names.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct SplitBy<'ch, P, const KIND: u8> {
     s: &'ch str,
     pat: P,
+}
+
+impl<P: Pattern, const KIND: u8> fmt::Debug for SplitBy<'_, P, KIND> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_with_pattern(f, "SplitBy", self.s, &self.pat)
+    }
 }
 
 /// `par_split(pat)`: the pieces between separators.

@@ -52,6 +52,26 @@ pub struct WhileSome<I> {
     stopped: AtomicBool,
 }
 
+// A clone starts with a fresh counter (or flag): a terminal call takes the adapter by value,
+// so until one runs the state is as `new` set it.
+impl<I: Clone> Clone for TakeAny<I> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone(), self.n)
+    }
+}
+
+impl<I: Clone> Clone for SkipAny<I> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone(), self.n)
+    }
+}
+
+impl<I: Clone> Clone for WhileSome<I> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone())
+    }
+}
+
 impl<I> TakeAny<I> {
     pub(crate) fn new(base: I, n: usize) -> Self {
         Self {

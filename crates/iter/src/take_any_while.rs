@@ -23,14 +23,15 @@
 //!   (which of those are dropped depends on timing, as in rayon). On a team of one it is
 //!   std's `skip_while`.
 
+use std::fmt::Debug;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::fmt::debug_fields;
 use crate::plumbing::{Hints, Producer};
 
 /// Items from anywhere in the iterator until `pred` rejects one (`take_any_while`); see the
 /// [module docs](self).
-#[derive(Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct TakeAnyWhile<I, P> {
     base: I,
@@ -40,12 +41,28 @@ pub struct TakeAnyWhile<I, P> {
 
 /// The items less those from anywhere in the iterator that `pred` accepts until it rejects
 /// one (`skip_any_while`); see the [module docs](self).
-#[derive(Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct SkipAnyWhile<I, P> {
     base: I,
     pred: P,
     skipping: AtomicBool,
+}
+
+debug_fields!(impl[I: Debug, P] TakeAnyWhile<I, P> { base });
+debug_fields!(impl[I: Debug, P] SkipAnyWhile<I, P> { base });
+
+// A clone starts with a fresh flag: a terminal call takes the adapter by value, so until one
+// runs the flag is as `new` set it.
+impl<I: Clone, P: Clone> Clone for TakeAnyWhile<I, P> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone(), self.pred.clone())
+    }
+}
+
+impl<I: Clone, P: Clone> Clone for SkipAnyWhile<I, P> {
+    fn clone(&self) -> Self {
+        Self::new(self.base.clone(), self.pred.clone())
+    }
 }
 
 impl<I, P> TakeAnyWhile<I, P> {
@@ -99,12 +116,13 @@ where
 }
 
 /// The sequential side of [`TakeAnyWhile`].
-#[derive(Debug)]
 pub struct TakeAnyWhileSeq<'a, J, P> {
     items: J,
     pred: &'a P,
     taking: &'a AtomicBool,
 }
+
+debug_fields!(impl['a, J: Debug, P] TakeAnyWhileSeq<'a, J, P> { items, taking });
 
 impl<J: Iterator, P: Fn(&J::Item) -> bool> Iterator for TakeAnyWhileSeq<'_, J, P> {
     type Item = J::Item;
@@ -160,7 +178,6 @@ where
 }
 
 /// The sequential side of [`SkipAnyWhile`].
-#[derive(Debug)]
 pub struct SkipAnyWhileSeq<'a, J, P> {
     items: J,
     pred: &'a P,
@@ -168,6 +185,8 @@ pub struct SkipAnyWhileSeq<'a, J, P> {
     /// This range met a rejected item or saw the flag clear: the rest passes.
     passing: bool,
 }
+
+debug_fields!(impl['a, J: Debug, P] SkipAnyWhileSeq<'a, J, P> { items, skipping, passing });
 
 impl<J: Iterator, P: Fn(&J::Item) -> bool> Iterator for SkipAnyWhileSeq<'_, J, P> {
     type Item = J::Item;

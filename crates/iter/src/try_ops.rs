@@ -31,12 +31,14 @@
 //! `try_reduce` after it stops taking ranges once one of them has failed; ranges already being
 //! folded run to their end or their own failure (in rayon they may stop earlier).
 
+use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::ops::{ControlFlow, Range};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::adapters::{CloneOf, InitFn, StateInit};
 use crate::drive;
+use crate::fmt::debug_fields;
 use crate::plumbing::{Hints, Producer};
 
 mod sealed {
@@ -281,13 +283,7 @@ impl<I: Clone, R, S: Clone, F: Clone> Clone for TryFoldBy<I, R, S, F> {
     }
 }
 
-impl<I: std::fmt::Debug, R, S, F> std::fmt::Debug for TryFoldBy<I, R, S, F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TryFold")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
-    }
-}
+debug_fields!(impl[I: Debug, R, S: Debug, F] TryFoldBy<I, R, S, F> { base, init });
 
 impl<I, R, S, F> Producer for TryFoldBy<I, R, S, F>
 where
@@ -324,13 +320,14 @@ where
 
 /// The sequential side of [`TryFoldBy`]: one value, folded when it is asked for (so that a
 /// `try_reduce` that has seen a failure does not fold ranges it is handed afterwards).
-#[derive(Debug)]
 pub struct TryFoldSeq<'a, J, S, F, R> {
     items: Option<J>,
     init: &'a S,
     f: &'a F,
     _result: PhantomData<fn() -> R>,
 }
+
+debug_fields!(impl['a, J: Debug, S: Debug, F, R] TryFoldSeq<'a, J, S, F, R> { items, init });
 
 impl<J, S, F, R> Iterator for TryFoldSeq<'_, J, S, F, R>
 where

@@ -9,6 +9,10 @@
 //! a shorter iterator, `take`, or a panic that stopped the call never reached). A drain then
 //! moves the elements after its range down and gives the vector its length back, as std's
 //! `Vec::drain` does when dropped: in place, one `memmove` of the tail.
+//!
+//! `IntoIter` is `Clone` when its items are, as rayon's: a clone is a new vector of clones of
+//! the elements no range was handed out over (all of them until a terminal call, which takes the
+//! iterator by value), read under the lock that records the ranges. A drain is not `Clone`.
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -53,26 +57,50 @@ impl<T> Owned<T> {
     /// Drops the elements no range was handed out over (those handed out are dropped by their
     /// sequential iterators); afterwards every element is gone.
     fn drop_rest(&mut self) {
-        let handed = self.handed_out.get_mut().unwrap_or_else(|e| e.into_inner());
-        handed.sort_unstable_by_key(|r| r.start);
-        let mut at = 0;
-        for r in handed.iter() {
-            if at < r.start {
-                // SAFETY: no range was handed out over `at..r.start`: those elements are live
-                // and nothing else will touch them.
-                unsafe { self.elements.drop_range(at..r.start) };
-            }
-            at = at.max(r.end);
-        }
         let len = self.elements.len();
-        if at < len {
-            // SAFETY: as above, for the tail no range reached.
-            unsafe { self.elements.drop_range(at..len) };
+        let handed = self.handed_out.get_mut().unwrap_or_else(|e| e.into_inner());
+        for gap in gaps(handed, len) {
+            // SAFETY: no range was handed out over `gap`: those elements are live and nothing
+            // else will touch them.
+            unsafe { self.elements.drop_range(gap) };
         }
         // Everything is gone now: a second call drops nothing.
         handed.clear();
         handed.push(0..len);
     }
+
+    /// Clones of the elements no range was handed out over, in order: all of them before a
+    /// call (the ranges handed out may have been moved out, partly or wholly).
+    fn clone_rest(&self) -> Vec<T>
+    where
+        T: Clone,
+    {
+        // Held throughout, so that no range is handed out while its elements are read.
+        let mut handed = self.handed_out.lock().unwrap_or_else(|e| e.into_inner());
+        let len = self.elements.len();
+        let mut rest = Vec::with_capacity(len);
+        for gap in gaps(&mut handed, len) {
+            // SAFETY: no range was handed out over `gap`, and none can be while the lock is
+            // held: those elements are live, and no one else reads or moves them meanwhile.
+            rest.extend_from_slice(unsafe { self.elements.slice(gap) });
+        }
+        rest
+    }
+}
+
+/// The parts of `0..len` that none of `handed` (disjoint ranges, sorted here) covers, in order.
+fn gaps(handed: &mut [Range<usize>], len: usize) -> impl Iterator<Item = Range<usize>> + '_ {
+    handed.sort_unstable_by_key(|r| r.start);
+    let mut at = 0;
+    handed
+        .iter()
+        .cloned()
+        .chain(std::iter::once(len..len))
+        .filter_map(move |r| {
+            let gap = at..r.start;
+            at = at.max(r.end);
+            (!gap.is_empty()).then_some(gap)
+        })
 }
 
 /// A parallel iterator that moves the items out of a `Vec`.
@@ -83,16 +111,30 @@ pub struct IntoIter<T> {
     _buffer: Buffer<T>,
 }
 
+impl<T> IntoIter<T> {
+    fn new(vec: Vec<T>) -> Self {
+        let (buffer, elements) = Buffer::split(vec);
+        IntoIter {
+            owned: Owned::new(elements),
+            _buffer: buffer,
+        }
+    }
+}
+
 impl<T: Send> IntoParallelIterator for Vec<T> {
     type Iter = IntoIter<T>;
     type Item = T;
 
     fn into_par_iter(self) -> IntoIter<T> {
-        let (buffer, elements) = Buffer::split(self);
-        IntoIter {
-            owned: Owned::new(elements),
-            _buffer: buffer,
-        }
+        IntoIter::new(self)
+    }
+}
+
+/// Clones of the items not handed out yet (all of them until a call), in a new vector: see the
+/// [module docs](self).
+impl<T: Clone> Clone for IntoIter<T> {
+    fn clone(&self) -> Self {
+        IntoIter::new(self.owned.clone_rest())
     }
 }
 
@@ -237,7 +279,33 @@ owned_producer! {
 
 #[cfg(test)]
 mod tests {
+    use super::gaps;
+    use crate::plumbing::Producer;
     use crate::prelude::*;
+
+    #[test]
+    fn gaps_are_the_parts_no_range_covers() {
+        let g: Vec<_> = gaps(&mut [5..6, 1..3, 3..4], 8).collect();
+        assert_eq!(g, [0..1, 4..5, 6..8]);
+        assert_eq!(gaps(&mut [4..8, 0..4], 8).count(), 0);
+        assert!(gaps(&mut [], 3).eq(std::iter::once(0..3)));
+    }
+
+    #[test]
+    fn a_clone_has_the_items_of_the_ranges_not_asked_for() {
+        let it = (0..6)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .into_par_iter();
+        // SAFETY: the only range asked of `it`.
+        let mut seq = unsafe { it.seq(1..3) };
+        assert_eq!(seq.next().as_deref(), Some("1"));
+        let copy = it.clone();
+        assert_eq!(seq.next().as_deref(), Some("2"));
+        drop(seq);
+        drop(it);
+        assert_eq!(copy.collect::<Vec<_>>(), ["0", "3", "4", "5"]);
+    }
 
     #[test]
     fn arrays_by_value_move_their_items_out() {

@@ -11,9 +11,11 @@
 //! between them are then handed out by index, as an indexed iterator. The pass is a region of
 //! its own (run inline inside one), and its list costs a `Range` per piece.
 
+use std::fmt::Debug;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use crate::fmt::debug_fields;
 use crate::plumbing::{DoubleEndedProducer, Producer};
 use crate::raw::RawSlice;
 use crate::splitter::{SliceHay, SplitSeq};
@@ -23,12 +25,16 @@ use crate::{
 
 /// `par_split(sep)` (`INCLUSIVE = false`) and `par_split_inclusive(sep)`: the subslices
 /// between the elements `sep` holds for (with the separator at their end, inclusive).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct SplitBy<'data, T, P, const INCLUSIVE: bool> {
     pub(crate) slice: &'data [T],
     pub(crate) sep: P,
 }
+
+debug_fields!(
+    impl['data, T: Debug, P, const INCLUSIVE: bool] SplitBy<'data, T, P, INCLUSIVE> { slice }
+);
 
 /// `par_split(sep)`: the subslices between separators, as std's `split`.
 pub type Split<'data, T, P> = SplitBy<'data, T, P, false>;
@@ -66,12 +72,14 @@ where
 
 /// `par_chunk_by(pred)`: the runs of consecutive elements for which `pred(a, b)` holds for
 /// each pair of neighbours `a`, `b`, as std's `chunk_by`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct ChunkBy<'data, T, P> {
     pub(crate) slice: &'data [T],
     pub(crate) pred: P,
 }
+
+debug_fields!(impl['data, T: Debug, P] ChunkBy<'data, T, P> { slice });
 
 impl<'data, T, P> Producer for ChunkBy<'data, T, P>
 where
@@ -106,13 +114,14 @@ where
 }
 
 /// The sequential side of [`ChunkBy`]: the runs that start in one range.
-#[derive(Debug)]
 pub struct ChunkBySeq<'a, 'data, T, P> {
     slice: &'data [T],
     pred: &'a P,
     start: Option<usize>,
     end: usize,
 }
+
+debug_fields!(impl['a, 'data, T: Debug, P] ChunkBySeq<'a, 'data, T, P> { slice, start, end });
 
 impl<T, P: Fn(&T, &T) -> bool> ChunkBySeq<'_, '_, T, P> {
     /// The first index at or after `from` and before `end` where a run starts.
@@ -143,8 +152,10 @@ pub trait FindPieces<T>: Send + Sync {
 }
 
 /// The separators of `par_split_mut` and `par_split_inclusive_mut`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Separators<P, const INCLUSIVE: bool>(pub(crate) P);
+
+debug_fields!(impl[P, const INCLUSIVE: bool] Separators<P, INCLUSIVE> (..));
 
 impl<T: Send, P, const INCLUSIVE: bool> FindPieces<T> for Separators<P, INCLUSIVE>
 where
@@ -168,8 +179,10 @@ where
 }
 
 /// The run test of `par_chunk_by_mut`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Runs<P>(pub(crate) P);
+
+debug_fields!(impl[P] Runs<P> (..));
 
 /// The elements each member of `par_chunk_by_mut`'s pass tests at a time.
 const RUN_BLOCK: usize = 1024;
