@@ -144,7 +144,7 @@ fn the_global_runtime_and_rayons_names() {
                 )
             },
             &|| assert_eq!(v.par_iter().max(), Some(&9_999)),
-            &|| assert_eq!(v.par_iter().with_min_len(4_000).min(), Some(&0)),
+            &|| assert_eq!(v.par_iter().with_min_len(3_000).min(), Some(&0)),
             &|| {
                 v.par_iter()
                     .with_schedule(Schedule::dynamic(10))
