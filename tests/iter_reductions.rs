@@ -298,9 +298,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// The pieces a `fold` sees keep to `with_min_len` and `with_max_len` as rayon's do: none
-    /// shorter than the minimum unless the whole call is (the last block takes the rest), none
-    /// longer than the larger of the maximum (0 stands for 1) and twice the minimum less one,
-    /// except that the last may be longer by less than the minimum; and they cover the items.
+    /// shorter than the minimum unless the whole call is, none
+    /// longer than the larger of the maximum (0 stands for 1) and twice the minimum less one;
+    /// and they cover the items.
     #[test]
     fn pieces_keep_to_min_and_max_len(
         len in 0usize..3000,
@@ -320,9 +320,8 @@ proptest! {
         let lo = min.clamp(1, len.max(1));
         let hi = max.max(1).max(2 * lo - 1);
         for (i, &n) in pieces.iter().enumerate() {
-            let last = i + 1 == pieces.len();
             prop_assert!(n >= lo, "piece {} of {:?} below {}", i, pieces, lo);
-            prop_assert!(n <= hi || last && n < hi + lo, "piece {} of {:?} above {}", i, pieces, hi);
+            prop_assert!(n <= hi, "piece {} of {:?} above {}", i, pieces, hi);
         }
     }
 }

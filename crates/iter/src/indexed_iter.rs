@@ -96,10 +96,9 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
         }
     }
 
-    /// Shares the items in blocks of at least `min` (each member's share is a whole number of
-    /// blocks; the last block takes the rest, so that no block is shorter than `min` unless
-    /// the whole call is, as no piece of rayon's is; a call with a single block runs on the
-    /// calling thread alone).
+    /// Shares the items in blocks of `min` to `2 * min - 1` (each member's share is a whole
+    /// number of blocks; no block is shorter than `min` unless the whole call is, as no piece
+    /// of rayon's is; a call with a single block runs on the calling thread alone).
     fn with_min_len(self, min: usize) -> MinLen<Self> {
         let hints = Hints {
             min_len: min,
@@ -109,8 +108,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     }
 
     /// Hands the items out dynamically in pieces of at most `max` (a larger `with_min_len`
-    /// wins, and the piece with `with_min_len`'s last block, which takes the rest, may be up
-    /// to `min - 1` longer; `with_max_len(0)` is `with_max_len(1)`, as in rayon).
+    /// wins: pieces of one block; `with_max_len(0)` is `with_max_len(1)`, as in rayon).
     fn with_max_len(self, max: usize) -> MaxLen<Self> {
         let hints = Hints {
             max_len: max.max(1),

@@ -141,7 +141,7 @@
 //! the same part of the data call after call, and no shared counter is touched). Options:
 //!
 //! - [`with_min_len(n)`](IndexedParallelIterator::with_min_len): indices go out in blocks of
-//!   at least `n` (the last takes the rest, so none is shorter than `n`); a call with fewer
+//!   `n` to `2n - 1` (none shorter than `n`); a call with fewer
 //!   than `2n` indices runs on the calling thread alone, without waking a worker (as rayon
 //!   would not split it: both halves would be shorter than `n`).
 //! - [`with_max_len(n)`](IndexedParallelIterator::with_max_len): pieces of at most `n` indices,

@@ -1,8 +1,9 @@
 //! Terminal calls: one region of the current runtime per call.
 //!
-//! A call splits its producer's index space into *blocks* of `with_min_len` indices (1 when
-//! unset; the last block takes the rest, so that none is shorter, as none of rayon's pieces
-//! is) and shares the blocks among the team with the call's schedule:
+//! A call splits its producer's index space into *blocks* of at least `with_min_len` indices
+//! (1 when unset; as many blocks as whole minimums fit, the remainder spread over them, so
+//! that none is shorter, as none of rayon's pieces is) and shares the blocks among the team
+//! with the call's schedule:
 //! static by default (one contiguous run of blocks per member), dynamic pieces of at most
 //! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`. A call
 //! with a single block runs on the calling thread alone ([`Runtime::alone`]), and so does a call
@@ -51,10 +52,10 @@ use crate::plumbing::{Hints, Producer, Rounds};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
     len: usize,
-    /// Indices per block.
+    /// Indices per block, at least (`with_min_len`).
     block: usize,
-    /// Blocks (the last takes the rest: `block` to `2 * block - 1` indices, fewer only when
-    /// the whole space is shorter than a block).
+    /// Blocks: as many as whole `block`s fit, the remainder spread over them, so that each has
+    /// `block` to `2 * block - 1` indices (fewer only when the whole space is shorter).
     blocks: usize,
     /// How blocks are shared, in blocks.
     schedule: Schedule,
@@ -72,9 +73,10 @@ impl Plan {
             Some(Schedule::StaticChunked { chunk }) => Schedule::static_chunked(in_blocks(chunk)),
             Some(Schedule::Guided { min_chunk }) => Schedule::guided(in_blocks(min_chunk)),
             Some(s) => s,
-            // Pieces of at most max_len indices; a minimum above the maximum wins.
+            // Pieces of at most max_len indices (a block has at most `len.div_ceil(blocks)`);
+            // a minimum above the maximum wins.
             None if hints.max_len != 0 && hints.max_len < len => {
-                Schedule::dynamic((hints.max_len / block).max(1))
+                Schedule::dynamic((hints.max_len / len.div_ceil(blocks)).max(1))
             }
             None => Schedule::Static,
         };
@@ -86,15 +88,14 @@ impl Plan {
         }
     }
 
-    /// The indices of blocks `b`.
+    /// The indices of blocks `b`: block `i` starts at `i * len / blocks`.
     #[inline]
     fn items(&self, b: Range<usize>) -> Range<usize> {
-        let end = if b.end >= self.blocks {
-            self.len
-        } else {
-            b.end * self.block
-        };
-        b.start * self.block..end
+        if self.block == 1 {
+            return b;
+        }
+        let at = |i: usize| (i as u128 * self.len as u128 / self.blocks as u128) as usize;
+        at(b.start)..at(b.end)
     }
 }
 

@@ -90,15 +90,19 @@ fn default_is_static_over_single_indices() {
 }
 
 #[test]
-fn min_len_makes_blocks_and_the_last_takes_the_rest() {
+fn min_len_makes_blocks_that_share_the_rest() {
     let p = Plan::new(10, hints(4, 0, None));
     assert_eq!((p.block, p.blocks), (4, 2));
     assert_eq!(
         (p.items(0..1), p.items(1..2), p.items(0..2)),
-        (0..4, 4..10, 0..10)
+        (0..5, 5..10, 0..10)
     );
-    let p = Plan::new(12, hints(4, 0, None));
-    assert_eq!((p.blocks, p.items(2..3)), (3, 8..12));
+    let p = Plan::new(14, hints(4, 0, None));
+    assert_eq!((p.blocks, p.items(0..1), p.items(1..3)), (3, 0..4, 4..14));
+    // pieces of max_len count the longest block: 2^20 in blocks of 100_000 (104_857 or
+    // 104_858) are two pieces of at most 1_000_000, not one
+    let p = Plan::new(1 << 20, hints(100_000, 1_000_000, None));
+    assert_eq!((p.blocks, p.schedule), (10, Schedule::dynamic(9)));
     assert_eq!(Plan::new(10, hints(10, 0, None)).blocks, 1);
     let p = Plan::new(10, hints(100, 0, None));
     assert_eq!((p.blocks, p.items(0..1)), (1, 0..10));
