@@ -1,9 +1,11 @@
 //! The asat copy of NPB-RAYON (`npb-asat`): NPB-RAYON with, in every `.rs` file under `src/`,
-//! each `rayon::` path turned into `asat::`, and the `rayon = ...` dependency line turned into
+//! each `rayon::` path turned into `asat::` (`../common/rayon_port.rs`, shared with the
+//! `rayon_tests` example), and the `rayon = ...` dependency line turned into
 //! `asat = { path = "<this workspace>" }`; afterwards no `rayon` token may be left.
 
 use std::path::Path;
 
+use crate::rayon_port::rayon_token_line;
 use crate::suite_copy::{list_files, read};
 use crate::suites::NPB_RUST_URL;
 
@@ -35,40 +37,6 @@ pub fn asat_manifest(toml: &str, path: &Path) -> Result<String, String> {
         ));
     }
     Ok(lines.join("\n") + "\n")
-}
-
-/// A source file of NPB-RAYON with every `rayon::` path made an `asat::` path.
-pub fn to_asat_source(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("rayon::") {
-        let before = rest[..at].chars().next_back();
-        out.push_str(&rest[..at]);
-        out.push_str(if before.is_some_and(is_ident) {
-            "rayon::"
-        } else {
-            "asat::"
-        });
-        rest = &rest[at + "rayon::".len()..];
-    }
-    out.push_str(rest);
-    Ok(out.into_bytes())
-}
-
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// The first line of `text` holding the token `rayon` (not part of a longer identifier), 1-based.
-pub fn rayon_token_line(text: &str) -> Option<(usize, &str)> {
-    text.lines().enumerate().find_map(|(i, line)| {
-        line.match_indices("rayon").find_map(|(at, _)| {
-            let before = line[..at].chars().next_back();
-            let after = line[at + "rayon".len()..].chars().next();
-            (!before.is_some_and(is_ident) && !after.is_some_and(is_ident)).then_some((i + 1, line))
-        })
-    })
 }
 
 /// Fails when a `.rs` file under the asat copy's `src/` still names rayon.

@@ -58,6 +58,8 @@
 
 mod asat_port;
 mod copies;
+#[path = "../common/rayon_port.rs"]
+mod rayon_port;
 mod report;
 mod suite_copy;
 mod suites;

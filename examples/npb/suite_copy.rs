@@ -9,7 +9,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::asat_port::{asat_manifest, check_no_rayon, to_asat_source};
+use crate::asat_port::{asat_manifest, check_no_rayon};
+use crate::rayon_port::to_asat_source;
 use crate::suites::Suite;
 
 /// Brings the copy of the Rust suite `suite` at `copy` up to date with `src`: its manifest

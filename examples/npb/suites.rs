@@ -342,7 +342,8 @@ fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asat_port::{asat_manifest, rayon_token_line, to_asat_source};
+    use crate::asat_port::asat_manifest;
+    use crate::rayon_port::{rayon_token_line, to_asat_source};
     use crate::suite_copy::with_workspace;
 
     #[test]
