@@ -337,6 +337,25 @@ proptest! {
                 *g = x + i64::from(*y) + i64::from(k) * z;
             }
             prop_assert_eq!(&got, &want);
+            // a tuple of one source, and of twelve (rayon's bounds)
+            prop_assert_eq!(
+                (s.split(a.par_iter()),).into_par_iter().collect::<Vec<_>>(),
+                a.iter().map(|x| (x,)).collect::<Vec<_>>()
+            );
+            let twelve = (&a, &b, &c, &a, &b, &c, &a, &b, &c, &a, &b, s.split(c.par_iter()));
+            let sums: Vec<i64> = twelve
+                .into_par_iter()
+                .map(|(x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3)| {
+                    x0 + x1 + x2 + x3 + z0 + z1 + z2 + z3 + i64::from(y0 + y1 + y2 + y3)
+                })
+                .collect();
+            let want: Vec<i64> = a
+                .iter()
+                .zip(&b)
+                .zip(&c)
+                .map(|((x, y), z)| 4 * x + 4 * z + 4 * i64::from(*y))
+                .collect();
+            prop_assert_eq!(sums, want);
             Ok(())
         })?;
     }

@@ -117,12 +117,13 @@ macro_rules! multizip {
 }
 
 /// Several indexed parallel iterators in lock step, yielding tuples; as long as the shortest.
-/// Made by `into_par_iter` on a tuple of sources (2 to 8), e.g. `(&mut a, &b, &c)`.
+/// Made by `into_par_iter` on a tuple of sources (1 to 12, as rayon's), e.g. `(&mut a, &b, &c)`.
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterator adapters do nothing until a terminal call"]
 pub struct MultiZip<T>(pub(crate) T);
 
 multizip! {
+    (A 0)
     (A 0, B 1)
     (A 0, B 1, C 2)
     (A 0, B 1, C 2, D 3)
@@ -130,6 +131,10 @@ multizip! {
     (A 0, B 1, C 2, D 3, E 4, F 5)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
 }
 
 /// rayon's name for what `zip_eq` returns: a [`Zip`] (the lengths are checked when it is

@@ -20,7 +20,7 @@
 //!
 //! - Sources: `into_par_iter` on ranges (`a..b`, `a..=b`, of every primitive integer type
 //!   and of `char`: see [`range`]), on `Vec<T>` (moving the items), on `&[T]`, `&mut [T]`,
-//!   `&Vec<T>`, `&mut Vec<T>` and arrays, and on tuples of 2 to 8 indexed sources
+//!   `&Vec<T>`, `&mut Vec<T>` and arrays, and on tuples of 1 to 12 indexed sources
 //!   (`(&mut a, &b, &c).into_par_iter()` yields tuples); `par_iter`, `par_iter_mut`;
 //!   `into_par_iter`, `par_iter` and (where rayon has it) `par_iter_mut` on `VecDeque`,
 //!   `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option` and
