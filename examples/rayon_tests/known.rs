@@ -76,9 +76,6 @@ const FLAT_SEARCH: &str = "flat_map's inner iterators run sequentially on the me
 const INSTALL_HERE: &str = "asat's install runs op on the calling thread (a member of the \
                             runtime's regions), not on a pool thread: its thread-locals, stack \
                             and name are the caller's";
-const SORT_TOTAL_ORDER: &str = "asat's sorts use std's sorts for their runs, which panic on a \
-                                comparator that is not a total order; rayon's do not (the \
-                                comparator is random: a run may pass)";
 
 /// A search over a flat_map of huge ranges that runs until killed, with a 10 s deadline.
 const fn flat_search(test: &'static str) -> Known {
@@ -92,7 +89,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 26] = [
+pub static KNOWN: [Known; 24] = [
     fails("iter_panic", "iter_panic_fuse", PANIC_FUSE),
     fails("octillion", "find_first_octillion", HUGE_RANGE),
     fails("octillion", "find_first_octillion_inclusive", HUGE_RANGE),
@@ -131,8 +128,6 @@ pub static KNOWN: [Known; 26] = [
         "slice_chunk_by",
         "the predicate is called once more per range boundary than rayon's len - 1",
     ),
-    fails("unit_slice", "test_par_sort", SORT_TOTAL_ORDER),
-    fails("unit_slice", "test_par_sort_unstable", SORT_TOTAL_ORDER),
     fails(
         "core_double_init_fail",
         "double_init_fail",

@@ -70,9 +70,6 @@
 //!   has no consumer to ask).
 //! - `unit_slice` / `slice_chunk_by`: the predicate is called once more per range boundary
 //!   than rayon's `len - 1`.
-//! - `unit_slice` / `test_par_sort`, `test_par_sort_unstable`: asat's sorts use std's sorts
-//!   for their runs, which panic on a comparator that is not a total order; rayon's promise
-//!   not to panic there. The tests' comparator is random, so a run may pass.
 //! - rayon-core's: `core_double_init_fail` (asat's own message for a second `build_global`),
 //!   `core_init_zero_threads` (`num_threads(0)` is an error, as asat's issue 14 asks;
 //!   rayon takes 0 for its default), `core_scoped_threadpool` (3 tests) and

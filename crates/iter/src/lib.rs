@@ -183,9 +183,11 @@
 //!   fewer items run than rayon's "all but the panicking one" (see [`panic_fuse`]).
 //! - `skip` does not run the skipped items' closures (a `map` before it is not called for
 //!   them), where rayon and std do; a `fold` before a search does not stop early.
-//! - The sorts sort their runs with std's sorts, which may panic on a comparator that is not
-//!   a total order (as std's documents); rayon's do not. `par_chunk_by` and the `par_split`
-//!   family call the predicate once more per range boundary than rayon's `len - 1`.
+//! - `par_chunk_by` and the `par_split` family call the predicate once more per range
+//!   boundary than rayon's `len - 1`; `repeat_n` clones its element for every item (rayon's
+//!   moves it into the last). A sort whose comparator is not a total order ends in an
+//!   unspecified order, as rayon's, but std's sort of a run may first report a panic to the
+//!   panic hook, which the sort catches (see [`sort`]).
 
 pub mod adapters;
 pub mod blocks;

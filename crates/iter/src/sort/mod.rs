@@ -31,9 +31,11 @@
 //! The comparator may panic (and a comparator that is not a total order may give any answers):
 //! the slice then holds a **permutation** of its elements, each once, none lost or duplicated
 //! (which matters for types with `Drop`), and the panic propagates; that is what std's sorts
-//! guarantee, and rayon's. (std's sorts, which sort the runs here, may themselves panic on a
-//! comparator that is not a total order, as their docs say; rayon's, copies of std's older
-//! sorts, do not.) Here: a merge *copies* elements
+//! guarantee, and rayon's. A comparator that is not a total order gives an unspecified order
+//! and no panic, as rayon's: std's sorts, which sort the runs, may panic when they find one
+//! (their docs say so); the run is then sorted again by a merge sort of positions that no
+//! answer makes panic (`sort_any_order`); the panic's message still reaches the panic hook
+//! (stderr by default). Here: a merge *copies* elements
 //! (bitwise) into the destination, and the source keeps them all until the pass is over, so the
 //! source of the running pass always holds every element once. Member 0 records the pass before
 //! the pass's first comparison. If a member panics, the others unwind at the next barrier; once
@@ -41,6 +43,7 @@
 //! that source, and re-raises the panic. The buffer never drops what it holds. Cuts are clamped
 //! so that pieces never overlap, whatever the comparator answers.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering as MemOrdering};
@@ -111,10 +114,76 @@ where
     });
 }
 
+/// Sorts a run with std's sort of `kind`. std's sorts may panic when they find that `cmp` is
+/// not a total order (rayon's never do); such a panic is caught and the run, which std leaves
+/// a permutation of its elements, is sorted again by [`sort_any_order`]. A panic of `cmp`'s
+/// own propagates.
 fn sort_run<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], kind: Kind, cmp: &F) {
-    match kind {
-        Kind::Stable => v.sort_by(cmp),
-        Kind::Unstable => v.sort_unstable_by(cmp),
+    let cmp_panicked = Cell::new(false);
+    let watched = |a: &T, b: &T| {
+        let _watch = Watch(&cmp_panicked);
+        cmp(a, b)
+    };
+    let sorted = catch_unwind(AssertUnwindSafe(|| match kind {
+        Kind::Stable => v.sort_by(watched),
+        Kind::Unstable => v.sort_unstable_by(watched),
+    }));
+    if let Err(p) = sorted {
+        if cmp_panicked.get() {
+            resume_unwind(p);
+        }
+        sort_any_order(v, cmp);
+    }
+}
+
+/// Sets its flag when dropped by a panic unwinding out of the comparator.
+struct Watch<'a>(&'a Cell<bool>);
+
+impl Drop for Watch<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.set(true);
+        }
+    }
+}
+
+/// A stable sort that no answer of `cmp` makes panic: a merge sort of the positions, then the
+/// elements moved along the permutation's cycles (no `cmp` call while elements move, so a
+/// panic of `cmp` leaves `v` as it was). Slower than std's; for comparators that are not a
+/// total order, whose result is any order.
+fn sort_any_order<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F) {
+    let n = v.len();
+    let mut at: Vec<usize> = (0..n).collect();
+    let mut next = vec![0; n];
+    let mut width = 1;
+    while width < n {
+        for lo in (0..n).step_by(2 * width) {
+            let (mid, hi) = ((lo + width).min(n), (lo + 2 * width).min(n));
+            let (mut i, mut j) = (lo, mid);
+            for slot in &mut next[lo..hi] {
+                let left = j == hi || i < mid && cmp(&v[at[j]], &v[at[i]]) != Ordering::Less;
+                if left {
+                    *slot = at[i];
+                    i += 1;
+                } else {
+                    *slot = at[j];
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut at, &mut next);
+        width *= 2;
+    }
+    // `at[k]`: where the element that goes to `k` is now.
+    for start in 0..n {
+        let mut k = start;
+        while at[k] != start {
+            let from = at[k];
+            v.swap(k, from);
+            at[k] = k;
+            k = from;
+        }
+        at[k] = k;
     }
 }
 
