@@ -38,9 +38,10 @@
 //! panic's message still reaches the panic hook (stderr by default). Here: a merge *copies*
 //! elements (bitwise) into the destination, and the source keeps them all until the pass is
 //! over, so the source of the running pass always holds every element once. Member 0 records
-//! the pass before the pass's first comparison. If a member panics, the others unwind at the next barrier; once
-//! the team has stopped, the calling thread copies the buffer into the slice if the buffer was
-//! that source, and re-raises the panic. The buffer never drops what it holds. Cuts are clamped
+//! the pass before the pass's first comparison. If a member panics, the others unwind at the
+//! next barrier; once the team has stopped, the calling thread copies the buffer into the
+//! slice if the buffer was that source, and re-raises the panic. The buffer never drops what
+//! it holds. Cuts are clamped
 //! so that pieces never overlap, whatever the comparator answers.
 
 use std::cmp::Ordering;
