@@ -41,8 +41,7 @@
 //! the pass before the pass's first comparison. If a member panics, the others unwind at the
 //! next barrier; once the team has stopped, the calling thread copies the buffer into the
 //! slice if the buffer was that source, and re-raises the panic. The buffer never drops what
-//! it holds. Cuts are clamped
-//! so that pieces never overlap, whatever the comparator answers.
+//! it holds. Cuts are clamped so that pieces never overlap, whatever the comparator answers.
 
 use std::cmp::Ordering;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
