@@ -131,44 +131,33 @@ fn main() {
     }
 }
 
-/// The search on the installed asat pool, after `by_exponential_blocks` when `blocks`, for
-/// the last hit when `last`.
-fn on_asat(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
-    use asat::prelude::*;
-    let items = (0..n).into_par_iter();
-    let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
-    match (blocks, last) {
-        (true, false) => items
-            .enumerate()
-            .by_exponential_blocks()
-            .find_map_first(found),
-        (true, true) => items
-            .enumerate()
-            .by_exponential_blocks()
-            .find_map_last(found),
-        (false, false) => items.position_first(|i| hit(i, at)),
-        (false, true) => items.position_last(|i| hit(i, at)),
-    }
+/// Defines `$name`, the search on the installed pool of `$krate` (asat or rayon: the same
+/// calls through each crate's traits), after `by_exponential_blocks` when `blocks`, for the
+/// last hit when `last`.
+macro_rules! search_on {
+    ($name:ident, $krate:ident) => {
+        fn $name(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
+            use $krate::prelude::*;
+            let items = (0..n).into_par_iter();
+            let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
+            match (blocks, last) {
+                (true, false) => items
+                    .enumerate()
+                    .by_exponential_blocks()
+                    .find_map_first(found),
+                (true, true) => items
+                    .enumerate()
+                    .by_exponential_blocks()
+                    .find_map_last(found),
+                (false, false) => items.position_first(|i| hit(i, at)),
+                (false, true) => items.position_last(|i| hit(i, at)),
+            }
+        }
+    };
 }
 
-/// The same search on the installed rayon pool.
-fn on_rayon(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
-    use rayon::prelude::*;
-    let items = (0..n).into_par_iter();
-    let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
-    match (blocks, last) {
-        (true, false) => items
-            .enumerate()
-            .by_exponential_blocks()
-            .find_map_first(found),
-        (true, true) => items
-            .enumerate()
-            .by_exponential_blocks()
-            .find_map_last(found),
-        (false, false) => items.position_first(|i| hit(i, at)),
-        (false, true) => items.position_last(|i| hit(i, at)),
-    }
-}
+search_on!(on_asat, asat);
+search_on!(on_rayon, rayon);
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
