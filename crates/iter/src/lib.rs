@@ -188,6 +188,10 @@
 //!   moves it into the last). A sort whose comparator is not a total order ends in an
 //!   unspecified order, as rayon's, but std's sort of a run may first report a panic to the
 //!   panic hook, which the sort catches (see [`sort`]).
+//! - The pool: `install` runs `op` on the calling thread (member 0 of its calls), so its
+//!   thread-locals, stack and name are the caller's; `num_threads(0)` is an error naming what
+//!   is allowed, where rayon takes its default; `use_current_thread` does nothing (see
+//!   [`ThreadPoolBuilder`]).
 
 pub mod adapters;
 pub mod blocks;
