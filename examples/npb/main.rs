@@ -58,6 +58,8 @@
 
 mod asat_port;
 mod copies;
+#[path = "../common/files.rs"]
+mod files;
 #[path = "../common/rayon_port.rs"]
 mod rayon_port;
 mod report;

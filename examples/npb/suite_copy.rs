@@ -10,6 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::asat_port::{asat_manifest, check_no_rayon};
+use crate::files::{io_error, write_if_changed};
 use crate::rayon_port::to_asat_source;
 use crate::suites::Suite;
 
@@ -150,28 +151,4 @@ fn prune(src: &Path, dst: &Path) -> Result<(), String> {
 
 pub fn read(path: &Path) -> Result<Vec<u8>, String> {
     fs::read(path).map_err(|e| io_error(path, e))
-}
-
-/// Writes `bytes` to `path` unless it already holds them (keeping its time stamp, so builds
-/// see it unchanged).
-fn write_if_changed(
-    path: &Path,
-    bytes: &[u8],
-    perms: Option<fs::Permissions>,
-) -> Result<(), String> {
-    if fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
-    }
-    fs::write(path, bytes).map_err(|e| io_error(path, e))?;
-    if let Some(perms) = perms {
-        fs::set_permissions(path, perms).map_err(|e| io_error(path, e))?;
-    }
-    Ok(())
-}
-
-pub fn io_error(path: &Path, e: std::io::Error) -> String {
-    format!("{}: {e}", path.display())
 }

@@ -15,7 +15,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::suite_copy::{io_error, refresh_omp_copy, refresh_rust_copy};
+use crate::files::io_error;
+use crate::suite_copy::{refresh_omp_copy, refresh_rust_copy};
 use crate::Progress;
 
 /// One program family the harness builds.

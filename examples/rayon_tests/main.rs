@@ -92,6 +92,8 @@
 
 mod checkout;
 mod compile;
+#[path = "../common/files.rs"]
+mod files;
 mod known;
 mod manifest;
 mod port;

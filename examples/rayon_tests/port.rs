@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::checkout::{Checkout, Kind, TestFile};
+use crate::files::write_if_changed;
 use crate::manifest::{crate_manifest, test_dependencies, Manifest};
 use crate::rayon_port::{rayon_token_line, replace_paths, to_asat_source, token_line};
 use crate::source::{code_only, declared_tests, remove_plumbing_tests, Removed};
@@ -68,8 +69,8 @@ pub fn write_crate(
         }),
     )?;
     let manifest = crate_manifest(env!("CARGO_MANIFEST_DIR"), &tables);
-    write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
-    write_if_changed(&dir.join("src/lib.rs"), "")?;
+    write_if_changed(&dir.join("Cargo.toml"), manifest.as_bytes(), None)?;
+    write_if_changed(&dir.join("src/lib.rs"), b"", None)?;
     let (files, missing) = checkout.test_files()?;
     let mut planned = Vec::new();
     for file in files {
@@ -78,7 +79,7 @@ pub fn write_crate(
         let stripped = remove_plumbing_tests(&port_source(&file, bytes)?);
         let copy = dir.join("tests").join(format!("{}.rs", file.stem));
         let plan = if stripped.left.is_empty() {
-            write_if_changed(&copy, &stripped.text)?;
+            write_if_changed(&copy, stripped.text.as_bytes(), None)?;
             Plan::Build {
                 removed: stripped.removed,
                 tests: declared_tests(&stripped.text),
@@ -132,17 +133,6 @@ pub fn port_source(file: &TestFile, bytes: Vec<u8>) -> Result<String, String> {
         ));
     }
     Ok(text)
-}
-
-/// Writes `text` to `path` (creating its folder) unless it already holds exactly that.
-fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
-    if fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Removes `path` when it is there.
