@@ -120,6 +120,43 @@ proptest! {
         })?;
     }
 
+    /// As std's and rayon's, `skip` makes the skipped items (a `map` before it runs for them),
+    /// in every call that reads from the start, each once; a clone makes them again.
+    #[test]
+    fn skip_makes_the_skipped_items(
+        v in values(-1000..1000),
+        skip in 0usize..300,
+        take in 1usize..300,
+        s in setup(),
+    ) {
+        let made: Vec<AtomicUsize> = v.iter().map(|_| AtomicUsize::new(0)).collect();
+        let make = |(i, x): (usize, &i64)| {
+            made[i].fetch_add(1, Ordering::Relaxed);
+            *x
+        };
+        // how many times each item was made since the last look
+        let times = || made.iter().map(|m| m.swap(0, Ordering::Relaxed)).collect::<Vec<_>>();
+        let kept = v.len().saturating_sub(skip);
+        // a skip past the end asks for no range, so makes nothing
+        let all = vec![usize::from(kept > 0); v.len()];
+        let it = || s.split(v.par_iter().enumerate()).map(make).skip(skip);
+        s.run(|| -> Result<(), TestCaseError> {
+            prop_assert_eq!(it().count(), kept);
+            prop_assert_eq!(times(), all.clone(), "count");
+            prop_assert_eq!(it().collect::<Vec<_>>(), v.iter().copied().skip(skip).collect::<Vec<_>>());
+            prop_assert_eq!(times(), all.clone(), "collect");
+            let twice = it();
+            prop_assert_eq!(twice.clone().rev().sum::<i64>(), twice.sum::<i64>());
+            prop_assert_eq!(times(), all.iter().map(|m| 2 * m).collect::<Vec<_>>(), "a clone");
+            let first: Vec<i64> = it().take(take).collect();
+            prop_assert_eq!(&first, &v.iter().copied().skip(skip).take(take).collect::<Vec<_>>());
+            let want: Vec<usize> =
+                (0..v.len()).map(|i| usize::from(kept > 0 && i < skip + take)).collect();
+            prop_assert_eq!(times(), want, "take after skip");
+            Ok(())
+        })?;
+    }
+
     #[test]
     fn for_each_variants(n in len(), s in setup()) {
         s.run(|| -> Result<(), TestCaseError> {

@@ -185,19 +185,19 @@ fn zero_sizes_are_refused() {
     let msg = |f: &mut dyn FnMut()| message(&*catch_unwind(AssertUnwindSafe(f)).unwrap_err());
     assert_eq!(
         msg(&mut || drop(v.par_rchunks(0))),
-        "par_rchunks: chunk size 0: must be at least 1"
+        "par_rchunks: chunk_size must not be zero (it must be at least 1)"
     );
     assert_eq!(
         msg(&mut || drop(v.par_rchunks_exact(0))),
-        "par_rchunks_exact: chunk size 0: must be at least 1"
+        "par_rchunks_exact: chunk_size must not be zero (it must be at least 1)"
     );
     assert_eq!(
         msg(&mut || drop(w.par_rchunks_mut(0))),
-        "par_rchunks_mut: chunk size 0: must be at least 1"
+        "par_rchunks_mut: chunk_size must not be zero (it must be at least 1)"
     );
     assert_eq!(
         msg(&mut || drop(v.par_iter().chunks(0))),
-        "chunks: chunk size 0: must be at least 1"
+        "chunks: chunk_size must not be zero (it must be at least 1)"
     );
     assert_eq!(
         msg(&mut || drop(v.par_windows(0))),
@@ -209,7 +209,7 @@ fn zero_sizes_are_refused() {
     );
     assert_eq!(
         msg(&mut || drop(v.par_iter().by_uniform_blocks(0))),
-        "by_uniform_blocks: block size 0: must be at least 1"
+        "by_uniform_blocks: block_size must not be zero (it must be at least 1)"
     );
 }
 

@@ -47,6 +47,7 @@ where
     where
         Self: 's;
     const EXACT: bool = A::EXACT && B::EXACT;
+    const PURE: bool = A::PURE && B::PURE;
 
     /// # Panics
     ///
@@ -162,6 +163,7 @@ impl<I: IndexedParallelIterator> Producer for Rev<I> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = I::PURE;
 
     fn base_len(&self) -> usize {
         self.base.base_len()

@@ -121,7 +121,7 @@ pub type FoldChunksWith<I, U, F> = FoldChunksBy<I, CloneOf<U>, F>;
 
 impl<I, S, F> FoldChunksBy<I, S, F> {
     fn new(base: I, size: usize, start: S, fold: F, what: &str) -> Self {
-        assert!(size != 0, "{what}: chunk size 0: must be at least 1");
+        crate::slice::check_size(what, size);
         FoldChunksBy {
             base,
             size,
@@ -310,13 +310,13 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "fold_chunks: chunk size 0: must be at least 1")]
+    #[should_panic(expected = "fold_chunks: chunk_size must not be zero")]
     fn a_chunk_size_of_zero_says_so() {
         let _ = (0..4).into_par_iter().fold_chunks(0, || 0, |a, x| a + x);
     }
 
     #[test]
-    #[should_panic(expected = "fold_chunks_with: chunk size 0: must be at least 1")]
+    #[should_panic(expected = "fold_chunks_with: chunk_size must not be zero")]
     fn a_chunk_size_of_zero_says_so_with_a_value() {
         let _ = (0..4).into_par_iter().fold_chunks_with(0, 0, |a, x| a + x);
     }

@@ -80,20 +80,13 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
 
     /// The first `n` items.
     fn take(self, n: usize) -> Take<Self> {
-        Slice {
-            base: self,
-            skip: 0,
-            take: n,
-        }
+        Slice::new(self, 0, n)
     }
 
-    /// All but the first `n` items.
+    /// All but the first `n` items. The first `n` are made and dropped, as std's and rayon's
+    /// `skip` make them (a `map` before it runs for them): see [`Slice`] for when.
     fn skip(self, n: usize) -> Skip<Self> {
-        Slice {
-            base: self,
-            skip: n,
-            take: usize::MAX,
-        }
+        Slice::new(self, n, usize::MAX)
     }
 
     /// Shares the items in blocks of `min` to `2 * min - 1` (each member's share is a whole
@@ -126,7 +119,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     fn by_uniform_blocks(self, size: usize) -> UniformBlocks<Self> {
         assert!(
             size != 0,
-            "by_uniform_blocks: block size 0: must be at least 1"
+            "by_uniform_blocks: block_size must not be zero (it must be at least 1)"
         );
         blocks::in_rounds(self, Rounds::Uniform(size))
     }
@@ -188,7 +181,7 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     ///
     /// If `size` is 0.
     fn chunks(self, size: usize) -> Chunks<Self> {
-        assert!(size != 0, "chunks: chunk size 0: must be at least 1");
+        crate::slice::check_size("chunks", size);
         Chunks { base: self, size }
     }
 

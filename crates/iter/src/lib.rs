@@ -181,11 +181,14 @@
 //!   astronomically many items for a hit far from the start does not end, where rayon's
 //!   splits reach the far half at once. After a panic, a call hands out no more pieces, so
 //!   fewer items run than rayon's "all but the panicking one" (see [`panic_fuse`]).
-//! - `skip` does not run the skipped items' closures (a `map` before it is not called for
-//!   them), where rayon and std do; a `fold` before a search does not stop early.
+//! - `skip` makes its skipped items (a `map` before it runs for them) in the call's ranges, as
+//!   rayon's and std's, but only in calls that ask for its first item (not in a search from
+//!   the end that stops early, nor when it skips every item: see [`indexed::Slice`]), where
+//!   rayon makes them first in every call; a `fold` before a search does not stop early.
 //! - `par_chunk_by` and the `par_split` family call the predicate once more per range
-//!   boundary than rayon's `len - 1`; `repeat_n` clones its element for every item (rayon's
-//!   moves it into the last). A sort whose comparator is not a total order ends in an
+//!   boundary than rayon's `len - 1`; how many clones of `repeat_n`'s element a `step_by`
+//!   over it makes follows the split (fewer than rayon's, as its splits leave unused
+//!   tails). A sort whose comparator is not a total order ends in an
 //!   unspecified order, as rayon's, but std's sort of a run may first report a panic to the
 //!   panic hook, which the sort catches (see [`sort`]).
 //! - The pool: `install` runs `op` on the calling thread (member 0 of its calls), so its

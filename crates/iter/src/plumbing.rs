@@ -140,6 +140,13 @@ pub trait Producer: Send + Sync {
     /// items as it has indices). Indexed producers say `true`; the default is `false`.
     const EXACT: bool = false;
 
+    /// Whether making items runs none of the program's code (no closure, no `Drop` of an
+    /// owned item), so that an item nobody reads need not be made: `skip` then does not make
+    /// the items it skips (see [`Slice`](crate::indexed::Slice)). Sources that lend their data
+    /// (slices, ranges) say `true` and adapters that only rearrange items say what their bases
+    /// say; the default, `false`, is right for every producer.
+    const PURE: bool = false;
+
     /// The length of the index space: the same over the producer's life. Terminal calls and
     /// adapters read it more than once, and map the ranges they pass on by it, so a length
     /// that changes voids the disjoint-ranges rule its own `seq` may rely on (and makes

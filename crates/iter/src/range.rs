@@ -62,6 +62,7 @@ where
     type Item = T;
     type Seq<'a> = Range<T>;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     #[inline]
     fn base_len(&self) -> usize {
@@ -107,6 +108,7 @@ where
     type Item = T;
     type Seq<'a> = RangeInclusive<T>;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     #[inline]
     fn base_len(&self) -> usize {

@@ -2,8 +2,10 @@
 //! older name [`repeatn`]), [`once`] and [`empty`].
 //!
 //! - `repeat_n(x, n)`, `once(x)` and `empty()` are indexed: they zip, enumerate, reverse and
-//!   split like a range of `n`, 1 and 0 indices. Each range of `repeat_n` clones `x` for its
-//!   items; `once` moves its item out.
+//!   split like a range of `n`, 1 and 0 indices. `repeat_n` gives `x` itself as one of its
+//!   items, as rayon's does: the range asked for last (once every index has been asked for)
+//!   moves `x` into its last item, and the others clone it, so `n` items cost `n - 1` clones
+//!   when all are made; `repeat_n(x, 0)` drops `x` at once. `once` moves its item out.
 //! - `repeat(x)` is endless, as in rayon, and not indexed. Its own [`take`](Repeat::take) and
 //!   [`zip`](Repeat::zip) bound it (to a `repeat_n`); as a parallel iterator it has
 //!   `usize::MAX` indices, so that the adapters and terminals that stop early (`find_any`,
@@ -12,8 +14,9 @@
 //!   `Vec` cannot hold that many items), and so does a `chain` with it on either side (the
 //!   two index spaces do not fit one `usize`), where rayon's chain would run on.
 //!
-//! The element is kept behind a lock, taken once per range to clone it (or, for `once`, to
-//! take it): so these sources need `T: Send`, as rayon's, not `T: Sync`.
+//! The element is kept behind a lock, taken once per range to clone it (or, for `once` and the
+//! last range of `repeat_n`, to take it): so these sources need `T: Send`, as rayon's, not
+//! `T: Sync`.
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -46,7 +49,10 @@ pub fn repeat<T: Clone + Send>(element: T) -> Repeat<T> {
 /// ```
 pub fn repeat_n<T: Clone + Send>(element: T, n: usize) -> RepeatN<T> {
     RepeatN {
-        element: Mutex::new(element),
+        held: Mutex::new(Held {
+            element: (n != 0).then_some(element),
+            unasked: n,
+        }),
         n,
     }
 }
@@ -91,8 +97,16 @@ pub struct Repeat<T> {
 #[derive(Debug)]
 #[must_use = "parallel iterators do nothing until a terminal call"]
 pub struct RepeatN<T> {
-    element: Mutex<T>,
+    held: Mutex<Held<T>>,
     n: usize,
+}
+
+/// `repeat_n`'s element, until the range asked for last takes it, and how many of its indices
+/// no range has asked for yet.
+#[derive(Debug)]
+struct Held<T> {
+    element: Option<T>,
+    unasked: usize,
 }
 
 /// See [`once`].
@@ -124,8 +138,12 @@ impl<T: Clone> Clone for Repeat<T> {
 
 impl<T: Clone> Clone for RepeatN<T> {
     fn clone(&self) -> Self {
+        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         RepeatN {
-            element: Mutex::new(clone_of(&self.element)),
+            held: Mutex::new(Held {
+                element: held.element.clone(),
+                unasked: held.unasked,
+            }),
             n: self.n,
         }
     }
@@ -149,10 +167,12 @@ impl<T> Clone for Empty<T> {
 impl<T: Clone + Send> Repeat<T> {
     /// The first `n` repeats: [`repeat_n`]`(element, n)`.
     pub fn take(self, n: usize) -> RepeatN<T> {
-        RepeatN {
-            element: self.element,
+        repeat_n(
+            self.element
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
             n,
-        }
+        )
     }
 
     /// Each item of `zip_op` paired with a clone of the element, as many as `zip_op` has.
@@ -187,7 +207,7 @@ impl<T: Clone + Send> Producer for Repeat<T> {
 impl<T: Clone + Send> Producer for RepeatN<T> {
     type Item = T;
     type Seq<'a>
-        = std::iter::RepeatN<T>
+        = Copies<T>
     where
         T: 'a;
     const EXACT: bool = true;
@@ -197,13 +217,84 @@ impl<T: Clone + Send> Producer for RepeatN<T> {
     }
 
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        std::iter::repeat_n(clone_of(&self.element), range.len())
+        if range.is_empty() {
+            return Copies {
+                element: None,
+                left: 0,
+            };
+        }
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        // The Producer rule: no index is asked for twice, so once every index has been asked
+        // for, no range will want a clone any more.
+        held.unasked -= range.len();
+        let element = if held.unasked == 0 {
+            held.element.take()
+        } else {
+            held.element.clone()
+        };
+        drop(held);
+        Copies {
+            element,
+            left: range.len(),
+        }
     }
 }
 
+/// A range's items of [`repeat_n`]: clones of its copy of the element, the copy itself last.
+#[derive(Debug)]
+pub struct Copies<T> {
+    element: Option<T>,
+    left: usize,
+}
+
+impl<T: Clone> Iterator for Copies<T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self.left {
+            0 => None,
+            1 => {
+                self.left = 0;
+                self.element.take()
+            }
+            _ => {
+                self.left -= 1;
+                self.element.clone()
+            }
+        }
+    }
+
+    /// Skips `n` items without cloning the element for them.
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<T> {
+        if n >= self.left {
+            self.left = 0;
+            self.element = None;
+            return None;
+        }
+        self.left -= n;
+        self.next()
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T: Clone> DoubleEndedIterator for Copies<T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        self.next()
+    }
+}
+
+impl<T: Clone> ExactSizeIterator for Copies<T> {}
+
 impl<T: Clone + Send> DoubleEndedProducer for RepeatN<T> {
     type SeqRev<'a>
-        = std::iter::RepeatN<T>
+        = Copies<T>
     where
         T: 'a;
 
@@ -290,6 +381,67 @@ mod tests {
     use super::*;
     use crate::testing::on_every_team;
     use crate::ParallelIterator;
+
+    /// Counts its clones and drops.
+    struct Counted(std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>);
+
+    impl Clone for Counted {
+        fn clone(&self) -> Self {
+            self.0[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Counted(self.0.clone())
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// A fresh element, and a reading of its (clones, drops) that resets them.
+    fn counted() -> (Counted, impl Fn() -> (usize, usize)) {
+        let c = std::sync::Arc::new([0, 0].map(std::sync::atomic::AtomicUsize::new));
+        let seen = c.clone();
+        let read = move || {
+            seen.each_ref()
+                .map(|a| a.swap(0, std::sync::atomic::Ordering::Relaxed))
+        };
+        (Counted(c), move || read().into())
+    }
+
+    #[test]
+    fn repeat_n_moves_its_element_into_an_item_once_every_index_is_asked_for() {
+        on_every_team(|k| {
+            for n in [1, 2, 7, 1000] {
+                let (x, seen) = counted();
+                assert_eq!(repeat_n(x, n).with_max_len(3).count(), n);
+                assert_eq!(seen(), (n - 1, n), "team {k}, n {n}: all items");
+                let (x, seen) = counted();
+                assert_eq!(repeat_n(x, n).rev().map(std::mem::forget).count(), n);
+                assert_eq!(seen(), (n - 1, 0), "team {k}, n {n}: items kept");
+                let (x, seen) = counted();
+                assert_eq!(repeat_n(x, n).take(n - 1).count(), n - 1);
+                assert_eq!(
+                    seen(),
+                    (n - 1, n),
+                    "team {k}, n {n}: one index never asked for"
+                );
+                let (x, seen) = counted();
+                assert_eq!(repeat_n(x, n).step_by(n.max(2) - 1).count(), n.min(2));
+                let (clones, drops) = seen();
+                assert_eq!(drops, clones + 1, "team {k}, n {n}: step_by");
+                assert!(
+                    clones < n.min(2) + k,
+                    "team {k}, n {n}: step_by, {clones} clones"
+                );
+            }
+            let (x, seen) = counted();
+            let none = repeat_n(x, 0);
+            assert_eq!(seen(), (0, 1), "dropped at once");
+            assert_eq!((none.clone().count(), none.count()), (0, 0));
+            assert_eq!(seen(), (0, 0));
+        });
+    }
 
     #[test]
     fn repeat_n_is_n_clones_split_and_reversed_as_a_range() {

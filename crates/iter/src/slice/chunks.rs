@@ -24,6 +24,7 @@ impl<'data, T: Sync> Producer for Chunks<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.slice.len().div_ceil(self.size)
@@ -74,6 +75,7 @@ impl<'data, T: Sync> Producer for ChunksExact<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.chunks.base_len()
@@ -117,6 +119,7 @@ impl<'data, T: Send + 'data> Producer for ChunksMut<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.raw.len().div_ceil(self.size)
@@ -161,6 +164,7 @@ impl<'data, T: Sync> Producer for Windows<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         (self.slice.len() + 1).saturating_sub(self.size)
@@ -218,6 +222,7 @@ impl<'data, T: Sync, const N: usize> Producer for ArrayWindows<'data, T, N> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         Windows {

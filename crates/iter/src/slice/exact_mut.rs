@@ -47,6 +47,7 @@ macro_rules! exact_mut {
             where
                 Self: 'a;
             const EXACT: bool = true;
+            const PURE: bool = true;
 
             fn base_len(&self) -> usize {
                 self.chunks.base_len()

@@ -38,6 +38,7 @@ impl<'data, T: Sync> Producer for Iter<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.slice.len()
@@ -77,6 +78,7 @@ impl<'data, T: Send + 'data> Producer for IterMut<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.raw.len()
@@ -105,8 +107,13 @@ impl<'data, T: Send + 'data> DoubleEndedProducer for IterMut<'data, T> {
     }
 }
 
-fn check_size(what: &str, size: usize) {
-    assert!(size != 0, "{what}: chunk size 0: must be at least 1");
+/// Refuses a chunk size of 0, with rayon's words ("chunk_size must not be zero", which
+/// programs and tests may look for) and what is allowed.
+pub(crate) fn check_size(what: &str, size: usize) {
+    assert!(
+        size != 0,
+        "{what}: chunk_size must not be zero (it must be at least 1)"
+    );
 }
 
 /// Parallel iterators over a shared slice's chunks and windows (`[T]` and, through deref,

@@ -31,6 +31,7 @@ impl<'data, T: Sync> Producer for RChunks<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.slice.len().div_ceil(self.size)
@@ -80,6 +81,7 @@ impl<'data, T: Sync> Producer for RChunksExact<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.chunks.base_len()
@@ -123,6 +125,7 @@ impl<'data, T: Send + 'data> Producer for RChunksMut<'data, T> {
     where
         Self: 'a;
     const EXACT: bool = true;
+    const PURE: bool = true;
 
     fn base_len(&self) -> usize {
         self.raw.len().div_ceil(self.size)
