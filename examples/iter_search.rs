@@ -1,11 +1,13 @@
 //! Searches that stop early: `position_first` over `0..n` whose one hit is at index `at`, on
 //! asat and on rayon (each a pool of `--threads`), plainly and after `by_exponential_blocks`,
 //! against std's sequential `position`; with `--last`, `position_last` whose one hit is `at`
-//! items before the end, against std's `rposition`.
+//! items before the end, against std's `rposition`; with `--max-len k`, the parallel searches
+//! go through `with_max_len(k)` (pieces of at most `k` items, dealt as members free up).
 //!
 //! ```text
 //! cargo run --release --example iter_search -- --n 100000000 --at 10,1000,1000000,50000000
 //! cargo run --release --example iter_search -- --last --at 0,1000,1000000,50000000
+//! cargo run --release --example iter_search -- --max-len 1 --at 10,1000 --forms asat,rayon
 //! ```
 //!
 //! Prints, per hit index, the median time per call of `--reps` calls of each form (the forms
@@ -45,6 +47,9 @@ struct Args {
     /// Search for the last hit (`position_last`), `at` items before the end.
     #[arg(long)]
     last: bool,
+    /// Parallel searches after `with_max_len(k)`.
+    #[arg(long, value_name = "k", value_parser = clap::value_parser!(u64).range(1..))]
+    max_len: Option<u64>,
 }
 
 const FORMS: [&str; 5] = ["std", "asat", "asat-blocks", "rayon", "rayon-blocks"];
@@ -81,13 +86,17 @@ fn main() {
         .build()
         .unwrap_or_else(|e| panic!("rayon pool: {e}"));
     let (n, last) = (args.n, args.last);
+    let max = args.max_len.map_or(usize::MAX, |k| k as usize);
     let search = if last {
         "position_last"
     } else {
         "position_first"
     };
+    let pieces = args
+        .max_len
+        .map_or(String::new(), |k| format!(", with_max_len({k})"));
     println!(
-        "{search} over 0..{n}, {} threads, median of {} calls, ms (ratio over std)",
+        "{search} over 0..{n}{pieces}, {} threads, median of {} calls, ms (ratio over std)",
         args.threads, args.reps
     );
     print!("{:>10}", if last { "hit n-1-" } else { "hit at" });
@@ -100,10 +109,10 @@ fn main() {
         let run = |form: &str| match form {
             "std" if last => (0..n).rposition(|i| hit(i, at)),
             "std" => (0..n).position(|i| hit(i, at)),
-            "asat" => asat.install(|| on_asat(n, at, false, last)),
-            "asat-blocks" => asat.install(|| on_asat(n, at, true, last)),
-            "rayon" => rayon.install(|| on_rayon(n, at, false, last)),
-            _ => rayon.install(|| on_rayon(n, at, true, last)),
+            "asat" => asat.install(|| on_asat(n, at, max, false, last)),
+            "asat-blocks" => asat.install(|| on_asat(n, at, max, true, last)),
+            "rayon" => rayon.install(|| on_rayon(n, at, max, false, last)),
+            _ => rayon.install(|| on_rayon(n, at, max, true, last)),
         };
         let mut times = vec![Vec::new(); args.forms.len()];
         for _ in 0..args.reps {
@@ -132,13 +141,13 @@ fn main() {
 }
 
 /// Defines `$name`, the search on the installed pool of `$krate` (asat or rayon: the same
-/// calls through each crate's traits), after `by_exponential_blocks` when `blocks`, for the
-/// last hit when `last`.
+/// calls through each crate's traits), in pieces of at most `max` items, after
+/// `by_exponential_blocks` when `blocks`, for the last hit when `last`.
 macro_rules! search_on {
     ($name:ident, $krate:ident) => {
-        fn $name(n: usize, at: usize, blocks: bool, last: bool) -> Option<usize> {
+        fn $name(n: usize, at: usize, max: usize, blocks: bool, last: bool) -> Option<usize> {
             use $krate::prelude::*;
-            let items = (0..n).into_par_iter();
+            let items = (0..n).into_par_iter().with_max_len(max);
             let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
             match (blocks, last) {
                 (true, false) => items

@@ -294,6 +294,61 @@ fn searches_for_the_last_hit_start_at_the_end() {
     }
 }
 
+/// A search over a million items dealt in pieces of one (`with_max_len(1)`, a dynamic
+/// schedule) stops dealing them once it has its answer near the start: far fewer items are
+/// made than the call has, on every runtime (before, every piece left was still handed out).
+#[test]
+fn searches_in_small_pieces_stop_dealing_them_at_the_answer() {
+    use asat::Schedule;
+    use std::ops::ControlFlow;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const N: usize = 1_000_000;
+    for rt in (0..RUNTIMES).map(runtime) {
+        rt.install(|| {
+            let made = AtomicUsize::new(0);
+            let make = |i: usize| {
+                made.fetch_add(1, Ordering::Relaxed);
+                i
+            };
+            let pieces = || (0..N).into_par_iter().with_max_len(1).map(make);
+            let dealt = || {
+                (0..N)
+                    .into_par_iter()
+                    .with_schedule(Schedule::dynamic(1))
+                    .map(make)
+            };
+            let few = |what: &str| {
+                let n = made.swap(0, Ordering::Relaxed);
+                assert!(n < N / 100, "{what}: {n} of {N} items made");
+            };
+            assert!(pieces().find_any(|&i| i == 10).is_some());
+            few("find_any");
+            assert!(pieces().any(|i| i == 10));
+            few("any");
+            assert!(!pieces().all(|i| i != 10));
+            few("all");
+            assert_eq!(pieces().position_first(|i| i >= 10), Some(10));
+            few("position_first");
+            assert_eq!(pieces().find_last(|&i| i < N - 10), Some(N - 11));
+            few("find_last");
+            assert_eq!(dealt().find_map_first(|i| (i >= 10).then_some(i)), Some(10));
+            few("find_map_first, dynamic schedule");
+            let fail = |i: usize| if i == 10 { Err(i) } else { Ok(()) };
+            assert_eq!(pieces().try_for_each(fail), Err(10));
+            few("try_for_each");
+            let flow = pieces().try_for_each(|i| {
+                if i >= 10 {
+                    ControlFlow::Break(i)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            assert!(flow.is_break());
+            few("try_for_each, ControlFlow");
+        });
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

@@ -3,8 +3,9 @@
 //!
 //! - [`Runtime`] runs parallel loops ([`Runtime::parallel_for`], [`Runtime::parallel_reduce`],
 //!   ...) with [`Schedule::Static`], [`Schedule::StaticChunked`], [`Schedule::Dynamic`] or
-//!   [`Schedule::Guided`] chunking, and SPMD regions ([`Runtime::region`]) whose members share
-//!   loops and meet at [`Team::barrier`].
+//!   [`Schedule::Guided`] chunking (loops that a search ends early stop handing out chunks:
+//!   [`Runtime::parallel_for_chunks_until`], OpenMP's `cancel for`), and SPMD regions
+//!   ([`Runtime::region`]) whose members share loops and meet at [`Team::barrier`].
 //! - [`Policy`] decides each region's team (and may first [probe](Plan::Probe) the machine with
 //!   a timed barrier), where members run, and learns how the region went.
 //! - rayon's thread-pool API on a runtime ([`ThreadPoolBuilder`], [`join`], [`broadcast()`],

@@ -380,27 +380,49 @@ impl<'a> Team<'a> {
     /// Like [`for_each`](Team::for_each), but hands `f` whole chunks (sub-ranges), so that
     /// the loop body can be vectorized. Ends with a team barrier.
     pub fn for_chunks(&self, range: Range<usize>, schedule: Schedule, f: impl Fn(Range<usize>)) {
-        self.share(range, schedule, &f);
+        self.for_chunks_until(range, schedule, f, || false);
+    }
+
+    /// Like [`for_chunks`](Team::for_chunks), but a member takes no more chunks once `stop()`
+    /// is true (OpenMP's `cancel for`): each member asks before each chunk it would take, so
+    /// the chunks already taken run to their end and the others are not run at all. A search
+    /// that has its answer stops the loop this way instead of being handed every chunk left.
+    /// Ends with a team barrier; every member must call it with the same range and schedule.
+    pub fn for_chunks_until(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        f: impl Fn(Range<usize>),
+        stop: impl Fn() -> bool,
+    ) {
+        self.share(range, schedule, &f, &stop);
         let next = &self.state.ws_next;
         self.barrier_with(WaitSite::Barrier, || next.store(0, Ordering::Relaxed));
     }
 
-    /// The work-sharing part of a loop, without the closing barrier. The shared counter must be
-    /// 0 when the first member starts taking chunks.
-    pub(crate) fn share(&self, range: Range<usize>, schedule: Schedule, f: &impl Fn(Range<usize>)) {
+    /// The work-sharing part of a loop, without the closing barrier; no chunk is taken once
+    /// `stop()` (asked before each). The shared counter must be 0 when the first member starts
+    /// taking chunks.
+    pub(crate) fn share(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        f: &impl Fn(Range<usize>),
+        stop: impl Fn() -> bool,
+    ) {
         let base = range.start;
         let len = range.end.saturating_sub(range.start);
         match schedule {
             Schedule::Static => {
                 let r = static_chunk(len, self.member, self.size);
-                if !r.is_empty() {
+                if !r.is_empty() && !stop() {
                     self.safe_point();
                     f(base + r.start..base + r.end);
                 }
             }
             Schedule::StaticChunked { chunk } => {
                 for r in dealt_chunks(len, chunk, self.member, self.size) {
-                    if self.state.is_poisoned() {
+                    if self.state.is_poisoned() || stop() {
                         break;
                     }
                     self.safe_point();
@@ -408,7 +430,7 @@ impl<'a> Team<'a> {
                 }
             }
             _ => loop {
-                if self.state.is_poisoned() {
+                if self.state.is_poisoned() || stop() {
                     break;
                 }
                 self.safe_point();

@@ -18,13 +18,41 @@ impl Runtime {
     where
         F: Fn(Range<usize>) + Sync,
     {
+        self.chunks_region(range, schedule, f, || false);
+    }
+
+    /// Like [`parallel_for_chunks`](Runtime::parallel_for_chunks), but a member takes no more
+    /// chunks once `stop()` is true (OpenMP's `cancel for`; see
+    /// [`Team::for_chunks_until`]): the indices of chunks nobody took then do not run. A
+    /// search stops this way once it has its answer, instead of being handed every chunk left.
+    pub fn parallel_for_chunks_until<F, S>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        f: F,
+        stop: S,
+    ) where
+        F: Fn(Range<usize>) + Sync,
+        S: Fn() -> bool + Sync,
+    {
+        self.chunks_region(range, schedule, f, &stop);
+    }
+
+    /// The region of [`parallel_for_chunks_until`](Runtime::parallel_for_chunks_until), `stop`
+    /// by value: `parallel_for_chunks`'s, which never stops, takes no room in the body and
+    /// passes no argument (a reference to it would cost both, on every call).
+    fn chunks_region<F, S>(&self, range: Range<usize>, schedule: Schedule, f: F, stop: S)
+    where
+        F: Fn(Range<usize>) + Sync,
+        S: Fn() -> bool + Sync + Copy,
+    {
         if range.is_empty() {
             return;
         }
         // Everything the members need is moved into one closure object, so that a worker
         // reaches it with as few cache transfers from the starting thread's stack as it can.
         self.run_region(
-            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f),
+            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f, stop),
             Shape::loop_with(schedule),
         );
     }
@@ -73,13 +101,58 @@ impl Runtime {
         F: Fn(T, Range<usize>) -> T + Sync,
         C: Fn(T, T) -> T,
     {
+        self.reduce_region(range, schedule, identity, fold, combine, || false)
+    }
+
+    /// Like [`parallel_reduce`](Runtime::parallel_reduce), but a member takes no more chunks
+    /// once `stop()` is true (see
+    /// [`parallel_for_chunks_until`](Runtime::parallel_for_chunks_until)): the result folds
+    /// the chunks that were taken.
+    pub fn parallel_reduce_until<T, I, F, C, S>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        identity: I,
+        fold: F,
+        combine: C,
+        stop: S,
+    ) -> T
+    where
+        T: Send,
+        I: Fn() -> T + Sync,
+        F: Fn(T, Range<usize>) -> T + Sync,
+        C: Fn(T, T) -> T,
+        S: Fn() -> bool + Sync,
+    {
+        self.reduce_region(range, schedule, identity, fold, combine, &stop)
+    }
+
+    /// The regions of [`parallel_reduce_until`](Runtime::parallel_reduce_until), `stop` by
+    /// value (as for [`chunks_region`](Runtime::chunks_region)).
+    fn reduce_region<T, I, F, C, S>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        identity: I,
+        fold: F,
+        combine: C,
+        stop: S,
+    ) -> T
+    where
+        T: Send,
+        I: Fn() -> T + Sync,
+        F: Fn(T, Range<usize>) -> T + Sync,
+        C: Fn(T, T) -> T,
+        S: Fn() -> bool + Sync + Copy,
+    {
         let part = |team: &Team<'_>| {
             let acc = Cell::new(Some(identity()));
-            team.share(range.clone(), schedule, &|r| {
+            let fold_chunk = |r| {
                 if let Some(a) = acc.take() {
                     acc.set(Some(fold(a, r)));
                 }
-            });
+            };
+            team.share(range.clone(), schedule, &fold_chunk, stop);
             acc.take()
         };
         let shape = Shape::loop_with(schedule);

@@ -41,6 +41,7 @@
 //! rayon, and `collect` keeps the order.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use asat_core::{Runtime, Schedule};
@@ -160,7 +161,7 @@ pub(crate) fn run_until<'p, P, F, D>(p: &'p P, f: F, done: D)
 where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
-    D: Fn() -> bool,
+    D: Fn() -> bool + Sync,
 {
     let job = move |r: Range<usize>| {
         // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space.
@@ -182,26 +183,29 @@ where
     ranges_until(space, job, || false);
 }
 
-/// [`ranges`], and for a call run in rounds (see [`blocks`]), no round after one at whose end
-/// `done()` is true (the ranges then need not cover the space).
+/// [`ranges`], but once `done()` is true no more pieces are handed out under a schedule that
+/// deals them (`with_max_len`, `with_schedule`), and for a call run in rounds (see
+/// [`blocks`]) no round starts: the ranges then need not cover the space.
 #[inline]
 pub(crate) fn ranges_until<J, D>(space: Space, job: J, done: D)
 where
     J: Fn(Range<usize>) + Sync,
-    D: Fn() -> bool,
+    D: Fn() -> bool + Sync,
 {
     match space.hints.rounds {
-        None => run_once(space, job, true),
+        None => run_once(space, job, true, &done),
         Some(rounds) => run_rounds(space, rounds, &job, &done),
     }
 }
 
 /// One region over the whole of `space`; `per_thread`: a call of one block per thread of the
-/// pool runs each on a member of its own (a round does not: see [`blocks`]).
+/// pool runs each on a member of its own (a round does not: see [`blocks`]). Pieces that are
+/// dealt stop going out once `done()`.
 #[inline]
-fn run_once<J>(space: Space, job: J, per_thread: bool)
+fn run_once<J, D>(space: Space, job: J, per_thread: bool, done: &D)
 where
     J: Fn(Range<usize>) + Sync,
+    D: Fn() -> bool + Sync,
 {
     let len = space.len;
     if len == 0 {
@@ -215,8 +219,13 @@ where
         if per_thread && plan.blocks == rt.max_threads() {
             return run_per_thread(rt, plan, &job);
         }
-        // The body holds what the members read in one place: the split and the job by value.
-        rt.parallel_for_chunks(0..plan.blocks, plan.schedule, move |b| job(plan.items(b)));
+        let job = move |b| job(plan.items(b));
+        if plan.schedule == Schedule::Static {
+            // The body holds what the members read in one place: the split and the job by
+            // value (one range a member: nothing to stop dealing).
+            return rt.parallel_for_chunks(0..plan.blocks, Schedule::Static, job);
+        }
+        rt.parallel_for_chunks_until(0..plan.blocks, plan.schedule, job, done);
     });
 }
 
@@ -226,12 +235,12 @@ where
 fn run_rounds<J, D>(space: Space, rounds: Rounds, job: &J, done: &D)
 where
     J: Fn(Range<usize>) + Sync,
-    D: Fn() -> bool,
+    D: Fn() -> bool + Sync,
 {
     let threads = Runtime::with_current(Runtime::max_threads);
     for part in blocks::rounds(rounds, space.len, threads) {
         let at = part.start;
-        run_once(space.part(&part), |r| job(shift(r, at)), false);
+        run_once(space.part(&part), |r| job(shift(r, at)), false, done);
         if done() {
             return;
         }
@@ -253,8 +262,9 @@ where
     reduce_until(p, identity, fold, combine, |_| false)
 }
 
-/// [`reduce`] with each range's indices given to `fold` too, and for a call run in rounds
-/// (see [`blocks`]), no round after one at whose end the result so far satisfies `done`.
+/// [`reduce`] with each range's indices given to `fold` too, and once a range's result
+/// satisfies `done`, no more pieces handed out (under a schedule that deals them) nor rounds
+/// run (see [`blocks`]).
 #[inline]
 pub(crate) fn reduce_until<'p, P, A, ID, F, C, D>(
     p: &'p P,
@@ -269,7 +279,7 @@ where
     ID: Fn() -> A + Sync,
     F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
-    D: Fn(&A) -> bool,
+    D: Fn(&A) -> bool + Sync,
 {
     let job = move |acc, r: Range<usize>| {
         // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space.
@@ -292,8 +302,9 @@ where
     fold_ranges_until(space, identity, fold, combine, |_| false)
 }
 
-/// [`fold_ranges`], and for a call run in rounds (see [`blocks`]), no round after one at
-/// whose end the result so far satisfies `done`.
+/// [`fold_ranges`], and once a range's result satisfies `done`, no more pieces handed out
+/// (under a schedule that deals them) nor rounds run after one at whose end the result so far
+/// satisfies it (see [`blocks`]).
 #[inline]
 pub(crate) fn fold_ranges_until<A, ID, F, C, D>(
     space: Space,
@@ -307,22 +318,31 @@ where
     ID: Fn() -> A + Sync,
     F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
-    D: Fn(&A) -> bool,
+    D: Fn(&A) -> bool + Sync,
 {
     match space.hints.rounds {
-        None => reduce_once(space, identity, fold, combine, true),
+        None => reduce_once(space, identity, fold, combine, true, &done),
         Some(rounds) => reduce_rounds(space, rounds, &identity, &fold, &combine, &done),
     }
 }
 
-/// One region folding the whole of `space`; `per_thread` as for [`run_once`].
+/// One region folding the whole of `space`; `per_thread` as for [`run_once`]; dealt pieces
+/// stop going out once one's result satisfies `done`.
 #[inline]
-fn reduce_once<A, ID, F, C>(space: Space, identity: ID, fold: F, combine: C, per_thread: bool) -> A
+fn reduce_once<A, ID, F, C, D>(
+    space: Space,
+    identity: ID,
+    fold: F,
+    combine: C,
+    per_thread: bool,
+    done: &D,
+) -> A
 where
     A: Send,
     ID: Fn() -> A + Sync,
     F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool + Sync,
 {
     let len = space.len;
     if len == 0 {
@@ -348,7 +368,7 @@ where
                 &combine,
             );
         }
-        reduce_pieces(rt, plan, identity, fold, combine)
+        reduce_pieces(rt, plan, identity, fold, combine, done)
     })
 }
 
@@ -368,14 +388,14 @@ where
     ID: Fn() -> A + Sync,
     F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
-    D: Fn(&A) -> bool,
+    D: Fn(&A) -> bool + Sync,
 {
     let threads = Runtime::with_current(Runtime::max_threads);
     let mut so_far = None;
     for part in blocks::rounds(rounds, space.len, threads) {
         let at = part.start;
         let shifted = |acc, r| fold(acc, shift(r, at));
-        let this = reduce_once(space.part(&part), identity, shifted, combine, false);
+        let this = reduce_once(space.part(&part), identity, shifted, combine, false, done);
         let acc = match so_far {
             None => this,
             Some(before) => combine(before, this),
@@ -432,17 +452,34 @@ where
 
 /// `fold_ranges` under a schedule that hands a member several pieces: each piece's result is
 /// kept with its first index (pieces a member takes one after the other in index order are
-/// folded together) and the results are combined in index order.
-fn reduce_pieces<A, ID, F, C>(rt: &Runtime, plan: Plan, identity: ID, fold: F, combine: C) -> A
+/// folded together) and the results are combined in index order. Once a result satisfies
+/// `done`, no more pieces go out (so a search over a long space of small pieces is not handed
+/// every piece left after its answer).
+fn reduce_pieces<A, ID, F, C, D>(
+    rt: &Runtime,
+    plan: Plan,
+    identity: ID,
+    fold: F,
+    combine: C,
+    done: &D,
+) -> A
 where
     A: Send,
     ID: Fn() -> A + Sync,
     F: Fn(A, Range<usize>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool + Sync,
 {
-    // Every block is handed out once.
-    let fold_blocks = |acc: A, b: Range<usize>| fold(acc, plan.items(b));
-    let mut pieces = rt.parallel_reduce(
+    let stop = AtomicBool::new(false);
+    // Every block is handed out once, until `stop`.
+    let fold_blocks = |acc: A, b: Range<usize>| {
+        let acc = fold(acc, plan.items(b));
+        if done(&acc) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        acc
+    };
+    let mut pieces = rt.parallel_reduce_until(
         0..plan.blocks,
         plan.schedule,
         Vec::new,
@@ -462,6 +499,7 @@ where
             a.extend(b);
             a
         },
+        || stop.load(Ordering::Relaxed),
     );
     pieces.sort_unstable_by_key(|&(start, _, _)| start);
     pieces
