@@ -349,6 +349,56 @@ fn searches_in_small_pieces_stop_dealing_them_at_the_answer() {
     }
 }
 
+/// As rayon's, a `fold` (`fold_with`, `try_fold`) before a call that stops early stops with
+/// it: the call folds each range in pieces of 1, 2, 4, ... items and stops between them, so
+/// where every fold's result is an answer, each member makes one item (before, each folded its
+/// whole range). The answers are the first and last pieces' folds.
+#[test]
+fn a_fold_before_a_search_stops_with_it() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const N: usize = 1 << 20;
+    for rt in (0..RUNTIMES).map(runtime) {
+        rt.install(|| {
+            let made = AtomicUsize::new(0);
+            let items = || {
+                (0..N).into_par_iter().map(|i| {
+                    made.fetch_add(1, Ordering::Relaxed);
+                    i
+                })
+            };
+            let few = |what: &str| {
+                let n = made.swap(0, Ordering::Relaxed);
+                assert!(n < N / 100, "{what}: {n} of {N} items made");
+            };
+            let gather = || {
+                items().fold(Vec::new, |mut v, i| {
+                    v.push(i);
+                    v
+                })
+            };
+            assert!(items()
+                .fold(|| 0, |a, i| a + i)
+                .find_any(|_| true)
+                .is_some());
+            few("fold, find_any");
+            assert!(items().fold_with(0, usize::max).any(|m| m < N));
+            few("fold_with, any");
+            assert_eq!(gather().find_first(|v| !v.is_empty()), Some(vec![0]));
+            few("fold, find_first");
+            assert_eq!(gather().find_last(|v| !v.is_empty()), Some(vec![N - 1]));
+            few("fold, find_last");
+            let failed = items()
+                .try_fold(|| 0, |a: usize, i| i.checked_sub(N).map(|d| a + d).ok_or(i))
+                .try_reduce(|| 0, |a, b| Ok(a + b));
+            assert!(failed.is_err());
+            few("try_fold, try_reduce");
+            // a call that does not stop folds each range whole
+            assert_eq!(gather().map(|v| v.len()).sum::<usize>(), N);
+            assert_eq!(made.swap(0, Ordering::Relaxed), N);
+        });
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

@@ -89,7 +89,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 22] = [
+pub static KNOWN: [Known; 21] = [
     fails("iter_panic", "iter_panic_fuse", PANIC_FUSE),
     fails("octillion", "find_first_octillion", HUGE_RANGE),
     fails("octillion", "find_first_octillion_inclusive", HUGE_RANGE),
@@ -106,11 +106,6 @@ pub static KNOWN: [Known; 22] = [
         "count_repeat_n_clones",
         "repeat_n's clones follow the split: asat's step_by(50) over 100 repeats clones twice, \
          where the test counts the 3 clones of rayon's splits (one for an unused tail)",
-    ),
-    fails(
-        "unit_iter",
-        "fold_is_full",
-        "a fold does not stop early for a search after it (asat has no consumer to ask)",
     ),
     fails(
         "unit_slice",

@@ -64,8 +64,6 @@
 //!   clones it for the others, as rayon's, but how many clones a `step_by` over it costs
 //!   follows the split: 2 for `step_by(50)` over 100 repeats, where the test counts the 3 of
 //!   rayon's splits.
-//! - `unit_iter` / `fold_is_full`: a `fold` does not stop early for a search after it (asat
-//!   has no consumer to ask).
 //! - `unit_slice` / `slice_chunk_by`: the predicate is called once more per range boundary
 //!   than rayon's `len - 1`.
 //! - rayon-core's: `core_double_init_fail` (asat's own message for a second `build_global`),

@@ -447,7 +447,7 @@ where
 {
     type Item = T;
     type Seq<'a>
-        = std::iter::Once<T>
+        = FoldSeq<'a, I::Seq<'a>, T, F>
     where
         Self: 'a;
 
@@ -459,11 +459,42 @@ where
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
         // SAFETY: the caller's range goes to the base unchanged.
         let items = unsafe { self.base.seq(range) };
-        std::iter::once(items.fold((self.identity)(), &self.f))
+        FoldSeq {
+            todo: Some((items, (self.identity)())),
+            f: &self.f,
+        }
     }
 
     fn hints(&self) -> Hints {
-        self.base.hints()
+        Hints {
+            late: true,
+            ..self.base.hints()
+        }
+    }
+}
+
+/// The sequential side of [`Fold`] and [`FoldWith`]: one accumulator, folded from the range's
+/// items when it is asked for, so that a search that has its answer by then does not fold
+/// the range (see [`Hints::late`]).
+pub struct FoldSeq<'a, J, T, F> {
+    todo: Option<(J, T)>,
+    f: &'a F,
+}
+
+debug_fields!(impl['a, J: Debug, T: Debug, F] FoldSeq<'a, J, T, F> { todo });
+
+impl<J: Iterator, T, F: Fn(T, J::Item) -> T> Iterator for FoldSeq<'_, J, T, F> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let (items, init) = self.todo.take()?;
+        Some(items.fold(init, self.f))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::from(self.todo.is_some());
+        (n, Some(n))
     }
 }
 
@@ -487,7 +518,7 @@ where
 {
     type Item = T;
     type Seq<'a>
-        = std::iter::Once<T>
+        = FoldSeq<'a, I::Seq<'a>, T, F>
     where
         Self: 'a;
 
@@ -499,11 +530,17 @@ where
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
         // SAFETY: the caller's range goes to the base unchanged.
         let items = unsafe { self.base.seq(range) };
-        std::iter::once(items.fold(self.init.clone(), &self.f))
+        FoldSeq {
+            todo: Some((items, self.init.clone())),
+            f: &self.f,
+        }
     }
 
     fn hints(&self) -> Hints {
-        self.base.hints()
+        Hints {
+            late: true,
+            ..self.base.hints()
+        }
     }
 }
 

@@ -48,8 +48,8 @@ where
     let found = AtomicBool::new(false);
     drive::run_until(
         p,
-        |_, mut items| {
-            if items.any(|x| found.load(Ordering::Relaxed) || pred(x)) {
+        |_, items| {
+            if until(items, || found.load(Ordering::Relaxed)).any(&pred) {
                 found.store(true, Ordering::Relaxed);
             }
         },
@@ -68,12 +68,9 @@ where
     drive::reduce_until(
         p,
         || None,
-        |acc, _, mut items| {
+        |acc, _, items| {
             acc.or_else(|| {
-                let hit = items
-                    .by_ref()
-                    .take_while(|_| !found.load(Ordering::Relaxed))
-                    .find(|x| pred(x));
+                let hit = until(items, || found.load(Ordering::Relaxed)).find(|x| pred(x));
                 if hit.is_some() {
                     found.store(true, Ordering::Relaxed);
                 }
@@ -100,9 +97,8 @@ where
             // A hit in this accumulator's earlier ranges comes first.
             acc.or_else(|| {
                 let start = range.start;
-                let hit = { items }
-                    .take_while(|_| earliest.load(Ordering::Relaxed) > start)
-                    .find(|x| pred(x));
+                let earlier = || earliest.load(Ordering::Relaxed) <= start;
+                let hit = until(items, earlier).find(|x| pred(x));
                 if hit.is_some() {
                     earliest.fetch_min(start, Ordering::Relaxed);
                 }
@@ -161,13 +157,13 @@ where
         let mut hit = None;
         // SAFETY: the pieces of a range are disjoint, as are the ranges that
         // `fold_ranges_until` hands out.
-        for x in unsafe { p.seq(from..end) } {
-            if later() {
-                return None;
-            }
+        for x in until(unsafe { p.seq(from..end) }, &later) {
             if pred(&x) {
                 hit = Some(x);
             }
+        }
+        if later() {
+            return None;
         }
         if hit.is_some() {
             return hit;
@@ -176,4 +172,12 @@ where
         piece = piece.saturating_mul(2);
     }
     None
+}
+
+/// `items` until `stop()`, which is asked before each item is made: a `fold`'s item is the
+/// fold of a whole range (see [`Hints::late`](crate::plumbing::Hints::late)), not made once
+/// the search has its answer.
+#[inline]
+fn until<I: Iterator>(mut items: I, stop: impl Fn() -> bool) -> impl Iterator<Item = I::Item> {
+    std::iter::from_fn(move || if stop() { None } else { items.next() })
 }

@@ -184,7 +184,9 @@
 //! - `skip` makes its skipped items (a `map` before it runs for them) in the call's ranges, as
 //!   rayon's and std's, but only in calls that ask for its first item (not in a search from
 //!   the end that stops early, nor when it skips every item: see [`indexed::Slice`]), where
-//!   rayon makes them first in every call; a `fold` before a search does not stop early.
+//!   rayon makes them first in every call. (A `fold` before a search stops with it, as
+//!   rayon's: the search looks through each range in pieces of 1, 2, 4, ... items; see
+//!   [`Hints::late`](plumbing::Hints::late).)
 //! - `par_chunk_by` and the `par_split` family call the predicate once more per range
 //!   boundary than rayon's `len - 1`; how many clones of `repeat_n`'s element a `step_by`
 //!   over it makes follows the split (fewer than rayon's, as its splits leave unused

@@ -199,6 +199,11 @@ pub struct Hints {
     /// Run the call as a sequence of rounds, each over the next part of the index space
     /// (`None`: all of it at once). From `by_uniform_blocks` and `by_exponential_blocks`.
     pub rounds: Option<Rounds>,
+    /// The chain yields a range's items only once it has gone through the whole range (a
+    /// `fold`, `fold_with`, `try_fold`): a terminal call that stops early (a search, a `try_`
+    /// call) then looks through each range in pieces of 1, 2, 4, ... indices, so that it can
+    /// stop between them, as rayon's fold stops once the search after it is full.
+    pub late: bool,
 }
 
 /// How a call runs as a sequence of rounds, each one region over the next part of the index
@@ -214,7 +219,7 @@ pub enum Rounds {
 
 impl Hints {
     /// The hints of two producers driven together (a zip): the larger minimum, the smaller
-    /// maximum, the first explicit schedule, the first sequence of rounds.
+    /// maximum, the first explicit schedule, the first sequence of rounds, late if either is.
     #[inline]
     pub fn merge(self, other: Hints) -> Hints {
         let max_len = match (self.max_len, other.max_len) {
@@ -226,6 +231,7 @@ impl Hints {
             max_len,
             schedule: self.schedule.or(other.schedule),
             rounds: self.rounds.or(other.rounds),
+            late: self.late || other.late,
         }
     }
 }

@@ -314,7 +314,10 @@ where
     }
 
     fn hints(&self) -> Hints {
-        self.base.hints()
+        Hints {
+            late: true,
+            ..self.base.hints()
+        }
     }
 }
 

@@ -151,11 +151,17 @@ where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
 {
-    run_until(p, f, || false);
+    let job = move |r: Range<usize>| {
+        // SAFETY: `ranges` hands out disjoint ranges of `p`'s index space.
+        f(r.clone(), unsafe { p.seq(r) })
+    };
+    ranges(Space::of(p), job);
 }
 
-/// [`run`], and for a call run in rounds (see [`blocks`]), no round after one at whose end
-/// `done()` is true.
+/// [`run`] for a call that stops once `done()` is true: no more pieces dealt (under a schedule
+/// that deals them), no round after one at whose end it is (see [`blocks`]), and for a chain
+/// whose items come late ([`Hints::late`]: a `fold`) each range looked through in pieces of
+/// 1, 2, 4, ... indices, none after `done()`.
 #[inline]
 pub(crate) fn run_until<'p, P, F, D>(p: &'p P, f: F, done: D)
 where
@@ -163,11 +169,35 @@ where
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
     D: Fn() -> bool + Sync,
 {
+    let space = Space::of(p);
+    let late = space.hints.late;
+    let done = &done;
     let job = move |r: Range<usize>| {
-        // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space.
-        f(r.clone(), unsafe { p.seq(r) })
+        for piece in pieces(r, late) {
+            // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space, and the
+            // pieces of a range are disjoint.
+            f(piece.clone(), unsafe { p.seq(piece) });
+            if done() {
+                return;
+            }
+        }
     };
-    ranges_until(Space::of(p), job, done);
+    ranges_until(space, job, done);
+}
+
+/// The ranges a call that may stop early looks through `range` in: all of it at once, or, for
+/// a chain whose items come late, pieces of 1, 2, 4, ... indices from its start.
+#[inline]
+fn pieces(range: Range<usize>, late: bool) -> impl Iterator<Item = Range<usize>> {
+    let (mut at, mut piece) = (range.start, if late { 1 } else { usize::MAX });
+    std::iter::from_fn(move || {
+        if at >= range.end {
+            return None;
+        }
+        let this = at..at + piece.min(range.end - at);
+        (at, piece) = (this.end, piece.saturating_mul(2));
+        Some(this)
+    })
 }
 
 /// Runs `job` on ranges of `space`, one region of the current runtime: ranges that cover the
@@ -258,13 +288,17 @@ where
     F: Fn(A, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
-    let fold = move |acc, _: Range<usize>, items| fold(acc, items);
-    reduce_until(p, identity, fold, combine, |_| false)
+    let job = move |acc, r: Range<usize>| {
+        // SAFETY: `fold_ranges` hands out disjoint ranges of `p`'s index space.
+        fold(acc, unsafe { p.seq(r) })
+    };
+    fold_ranges(Space::of(p), identity, job, combine)
 }
 
 /// [`reduce`] with each range's indices given to `fold` too, and once a range's result
 /// satisfies `done`, no more pieces handed out (under a schedule that deals them) nor rounds
-/// run (see [`blocks`]).
+/// run (see [`blocks`]); for a chain whose items come late ([`Hints::late`]), each range is
+/// folded in pieces of 1, 2, 4, ... indices, none after its result satisfies `done`.
 #[inline]
 pub(crate) fn reduce_until<'p, P, A, ID, F, C, D>(
     p: &'p P,
@@ -281,11 +315,21 @@ where
     C: Fn(A, A) -> A + Sync,
     D: Fn(&A) -> bool + Sync,
 {
-    let job = move |acc, r: Range<usize>| {
-        // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space.
-        fold(acc, r.clone(), unsafe { p.seq(r) })
+    let space = Space::of(p);
+    let late = space.hints.late;
+    let done = &done;
+    let job = move |mut acc, r: Range<usize>| {
+        for piece in pieces(r, late) {
+            // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space, and
+            // the pieces of a range are disjoint.
+            acc = fold(acc, piece.clone(), unsafe { p.seq(piece) });
+            if done(&acc) {
+                break;
+            }
+        }
+        acc
     };
-    fold_ranges_until(Space::of(p), identity, job, combine, done)
+    fold_ranges_until(space, identity, job, combine, done)
 }
 
 /// Folds ranges of `space` (as [`ranges`] hands them out) with `fold` into accumulators

@@ -8,6 +8,7 @@ fn hints(min_len: usize, max_len: usize, schedule: Option<Schedule>) -> Hints {
         max_len,
         schedule,
         rounds: None,
+        late: false,
     }
 }
 
