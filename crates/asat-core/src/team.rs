@@ -380,7 +380,7 @@ impl<'a> Team<'a> {
     /// Like [`for_each`](Team::for_each), but hands `f` whole chunks (sub-ranges), so that
     /// the loop body can be vectorized. Ends with a team barrier.
     pub fn for_chunks(&self, range: Range<usize>, schedule: Schedule, f: impl Fn(Range<usize>)) {
-        self.for_chunks_until(range, schedule, f, || false);
+        self.share_then_barrier(range, schedule, &f, || false);
     }
 
     /// Like [`for_chunks`](Team::for_chunks), but a member takes no more chunks once `stop()`
@@ -395,7 +395,19 @@ impl<'a> Team<'a> {
         f: impl Fn(Range<usize>),
         stop: impl Fn() -> bool,
     ) {
-        self.share(range, schedule, &f, &stop);
+        self.share_then_barrier(range, schedule, &f, &stop);
+    }
+
+    /// A work-shared loop and its closing barrier, `stop` by value: `for_chunks`'s, which
+    /// never stops, is then no argument at all (as in the runtime's loops).
+    fn share_then_barrier<S: Fn() -> bool + Copy>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        f: &impl Fn(Range<usize>),
+        stop: S,
+    ) {
+        self.share(range, schedule, f, stop);
         let next = &self.state.ws_next;
         self.barrier_with(WaitSite::Barrier, || next.store(0, Ordering::Relaxed));
     }

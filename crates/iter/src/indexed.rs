@@ -268,12 +268,12 @@ pub type Skip<I> = Slice<I>;
 ///
 /// The skipped items are made and dropped, as rayon's and std's `skip` make them, so that the
 /// closures of a `map` (or `inspect`) before it run for them too (unless making them runs
-/// none of the program's code: [`Producer::PURE`], as for a slice's or a range's items). They go out with the items
-/// that stay: each range of this slice asked for first takes its share of them (in proportion
-/// to its length) from a shared counter and drops it, so they are made in parallel; the range
-/// at index 0 then goes on taking shares until none is left, so they have all been made once
-/// the first item after them has been asked for (by `take` after `skip`, by any call that
-/// reads from the start). A call that never asks for index 0 (a search from the end that
+/// none of the program's code: [`Producer::PURE`], as for a slice's or a range's items). They
+/// go out with the items that stay: each range of this slice asked for first takes its share
+/// of them (in proportion to its length) from a shared counter and drops it, so they are made
+/// in parallel; the range at index 0 then goes on taking shares until none is left, so they
+/// have all been made once the first item after them has been asked for (by `take` after
+/// `skip`, by any call that reads from the start). A call that never asks for index 0 (a search from the end that
 /// stops early, `rev().take(n)`) may leave some unmade, and a `skip` past the end makes none
 /// (no range is asked for), where rayon makes every skipped item before the others.
 #[derive(Debug)]
