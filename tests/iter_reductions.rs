@@ -14,6 +14,7 @@ use iter_support::*;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::num::Wrapping;
+use std::sync::Mutex;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -405,7 +406,8 @@ proptest! {
     /// The pieces a `fold` sees keep to `with_min_len` and `with_max_len` as rayon's do: none
     /// shorter than the minimum unless the whole call is, none
     /// longer than the larger of the maximum (0 stands for 1) and twice the minimum less one;
-    /// and they cover the items.
+    /// and they cover the items. Also where a call that may stop early cuts its ranges into
+    /// growing pieces (searches, `try_` calls: rayon's `check_lengths` asks this of `all`).
     #[test]
     fn pieces_keep_to_min_and_max_len(
         len in 0usize..3000,
@@ -413,20 +415,42 @@ proptest! {
         max in prop_oneof![Just(0usize), 1usize..1200],
         rt in 0..RUNTIMES,
     ) {
-        let pieces: Vec<usize> = runtime(rt).install(|| {
+        let lo = min.clamp(1, len.max(1));
+        let hi = max.max(1).max(2 * lo - 1);
+        let check = |how: &str, pieces: Vec<usize>| {
+            prop_assert_eq!(pieces.iter().sum::<usize>(), len, "{}", how);
+            for (i, &n) in pieces.iter().enumerate() {
+                prop_assert!(n >= lo, "{}: piece {} of {:?} below {}", how, i, pieces, lo);
+                prop_assert!(n <= hi, "{}: piece {} of {:?} above {}", how, i, pieces, hi);
+            }
+            Ok(())
+        };
+        let pieces = || {
             (0..len)
                 .into_par_iter()
                 .with_min_len(min)
                 .with_max_len(max)
                 .fold(|| 0, |n, _| n + 1)
-                .collect()
-        });
-        prop_assert_eq!(pieces.iter().sum::<usize>(), len);
-        let lo = min.clamp(1, len.max(1));
-        let hi = max.max(1).max(2 * lo - 1);
-        for (i, &n) in pieces.iter().enumerate() {
-            prop_assert!(n >= lo, "piece {} of {:?} below {}", i, pieces, lo);
-            prop_assert!(n <= hi, "piece {} of {:?} above {}", i, pieces, hi);
-        }
+        };
+        runtime(rt).install(|| {
+            check("collect", pieces().collect())?;
+            let seen = Mutex::new(Vec::new());
+            let see = |n: &usize| seen.lock().unwrap().push(*n);
+            let taken = || std::mem::take(&mut *seen.lock().unwrap());
+            let all = pieces().all(|n| {
+                see(&n);
+                true
+            });
+            prop_assert!(all);
+            check("all", taken())?;
+            prop_assert_eq!(pieces().inspect(see).find_last(|_| false), None);
+            check("find_last", taken())?;
+            let tried = pieces().try_for_each(|n| {
+                see(&n);
+                Ok::<(), ()>(())
+            });
+            prop_assert_eq!(tried, Ok(()));
+            check("try_for_each", taken())
+        })?;
     }
 }

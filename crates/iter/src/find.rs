@@ -11,8 +11,9 @@
 //! from the end (under the static schedule member 0 takes the last run of blocks; under the
 //! others the first pieces are the last; rounds go back from the end), and each range is
 //! looked through from its end, as `rfind` would, in pieces of 1, 2, 4, ... indices going back
-//! (each piece's items in index order, from [`Producer::seq`]), stopping after the first piece
-//! with a hit, whose last hit is the range's last. So a hit near the end of
+//! (of `with_min_len`, twice as many, ... after a `fold`; each piece's items in index order,
+//! from [`Producer::seq`]), stopping after the first piece with a hit, whose last hit is the
+//! range's last. So a hit near the end of
 //! `(0..10u64.pow(12)).into_par_iter()` is found after a few items, as rayon's splits find it,
 //! instead of after half the range; where a range has no hit it costs log2 of its length more
 //! `seq` calls (and as many of a `map_init`'s `init` calls, which are per range).
@@ -144,16 +145,23 @@ where
 }
 
 /// The last item of `range` for which `pred` is true, looked for from the range's end in
-/// pieces of 1, 2, 4, ... indices, each looked through forward; `None` also once `later()`.
+/// pieces of 1, 2, 4, ... indices (of `with_min_len`, twice as many, ... for a chain whose
+/// items come late: see [`drive::growing`]), each looked through forward; `None` also once
+/// `later()`.
 fn last_in_range<P, F, L>(p: &P, range: Range<usize>, pred: &F, later: L) -> Option<P::Item>
 where
     P: Producer,
     F: Fn(&P::Item) -> bool,
     L: Fn() -> bool,
 {
-    let (start, mut end, mut piece) = (range.start, range.end, 1usize);
-    while end > start && !later() {
-        let from = end - piece.min(end - start);
+    let hints = p.hints();
+    let min = if hints.late { hints.min_len } else { 1 };
+    let mut end = range.end;
+    for piece in drive::growing(range.len(), min) {
+        if later() {
+            return None;
+        }
+        let from = end - piece;
         let mut hit = None;
         // SAFETY: the pieces of a range are disjoint, as are the ranges that
         // `fold_ranges_until` hands out.
@@ -169,7 +177,6 @@ where
             return hit;
         }
         end = from;
-        piece = piece.saturating_mul(2);
     }
     None
 }

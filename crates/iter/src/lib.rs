@@ -185,7 +185,8 @@
 //!   rayon's and std's, but only in calls that ask for its first item (not in a search from
 //!   the end that stops early, nor when it skips every item: see [`indexed::Slice`]), where
 //!   rayon makes them first in every call. (A `fold` before a search stops with it, as
-//!   rayon's: the search looks through each range in pieces of 1, 2, 4, ... items; see
+//!   rayon's: the search looks through each range in pieces of `with_min_len` (at least 1),
+//!   twice as many, ... items; see
 //!   [`Hints::late`](plumbing::Hints::late).)
 //! - `par_chunk_by` and the `par_split` family call the predicate once more per range
 //!   boundary than rayon's `len - 1`; how many clones of `repeat_n`'s element a `step_by`

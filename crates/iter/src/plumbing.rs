@@ -201,7 +201,8 @@ pub struct Hints {
     pub rounds: Option<Rounds>,
     /// The chain yields a range's items only once it has gone through the whole range (a
     /// `fold`, `fold_with`, `try_fold`): a terminal call that stops early (a search, a `try_`
-    /// call) then looks through each range in pieces of 1, 2, 4, ... indices, so that it can
+    /// call) then looks through each range in pieces of `min_len` (at least 1), twice as
+    /// many, ... indices (the last one taking in a rest shorter than `min_len`), so that it can
     /// stop between them, as rayon's fold stops once the search after it is full.
     pub late: bool,
 }

@@ -161,7 +161,8 @@ where
 /// [`run`] for a call that stops once `done()` is true: no more pieces dealt (under a schedule
 /// that deals them), no round after one at whose end it is (see [`blocks`]), and for a chain
 /// whose items come late ([`Hints::late`]: a `fold`) each range looked through in pieces of
-/// 1, 2, 4, ... indices, none after `done()`.
+/// `with_min_len` (at least 1), twice as many, ... indices (see [`growing`]), none after
+/// `done()`.
 #[inline]
 pub(crate) fn run_until<'p, P, F, D>(p: &'p P, f: F, done: D)
 where
@@ -170,10 +171,10 @@ where
     D: Fn() -> bool + Sync,
 {
     let space = Space::of(p);
-    let late = space.hints.late;
+    let hints = space.hints;
     let done = &done;
     let job = move |r: Range<usize>| {
-        for piece in pieces(r, late) {
+        for piece in pieces(r, hints) {
             // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space, and the
             // pieces of a range are disjoint.
             f(piece.clone(), unsafe { p.seq(piece) });
@@ -186,16 +187,38 @@ where
 }
 
 /// The ranges a call that may stop early looks through `range` in: all of it at once, or, for
-/// a chain whose items come late, pieces of 1, 2, 4, ... indices from its start.
+/// a chain whose items come late, pieces from its start as [`growing`] cuts them.
 #[inline]
-fn pieces(range: Range<usize>, late: bool) -> impl Iterator<Item = Range<usize>> {
-    let (mut at, mut piece) = (range.start, if late { 1 } else { usize::MAX });
+fn pieces(range: Range<usize>, hints: Hints) -> impl Iterator<Item = Range<usize>> {
+    let min = if hints.late {
+        hints.min_len
+    } else {
+        usize::MAX
+    };
+    let mut at = range.start;
+    growing(range.len(), min).map(move |n| {
+        at += n;
+        at - n..at
+    })
+}
+
+/// The lengths of the pieces `len` indices are looked through in when they may stop between
+/// them: `min`, 2 `min`, 4 `min`, ... (`min` at least 1; `usize::MAX`: one piece), the last
+/// one taking in a rest shorter than `min`, so that no piece is shorter than `with_min_len`
+/// unless all `len` are (a `fold` sees each piece as a range of its own, and none of rayon's
+/// is shorter than the minimum).
+#[inline]
+pub(crate) fn growing(len: usize, min: usize) -> impl Iterator<Item = usize> {
+    let (mut left, mut piece) = (len, min.max(1));
     std::iter::from_fn(move || {
-        if at >= range.end {
+        if left == 0 {
             return None;
         }
-        let this = at..at + piece.min(range.end - at);
-        (at, piece) = (this.end, piece.saturating_mul(2));
+        let mut this = piece.min(left);
+        if left - this < min {
+            this = left;
+        }
+        (left, piece) = (left - this, piece.saturating_mul(2));
         Some(this)
     })
 }
@@ -298,7 +321,8 @@ where
 /// [`reduce`] with each range's indices given to `fold` too, and once a range's result
 /// satisfies `done`, no more pieces handed out (under a schedule that deals them) nor rounds
 /// run (see [`blocks`]); for a chain whose items come late ([`Hints::late`]), each range is
-/// folded in pieces of 1, 2, 4, ... indices, none after its result satisfies `done`.
+/// folded in pieces of `with_min_len` (at least 1), twice as many, ... indices (see
+/// [`growing`]), none after its result satisfies `done`.
 #[inline]
 pub(crate) fn reduce_until<'p, P, A, ID, F, C, D>(
     p: &'p P,
@@ -316,10 +340,10 @@ where
     D: Fn(&A) -> bool + Sync,
 {
     let space = Space::of(p);
-    let late = space.hints.late;
+    let hints = space.hints;
     let done = &done;
     let job = move |mut acc, r: Range<usize>| {
-        for piece in pieces(r, late) {
+        for piece in pieces(r, hints) {
             // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space, and
             // the pieces of a range are disjoint.
             acc = fold(acc, piece.clone(), unsafe { p.seq(piece) });
