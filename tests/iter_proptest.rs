@@ -322,3 +322,92 @@ fn collect_panic_drops_written_items() {
         assert_eq!(not_dropped_once(&drops), vec![], "runtime {i}");
     }
 }
+
+/// A panic in one piece of a call whose pieces are dealt (`with_max_len`) leaves every other
+/// piece to run, as rayon's calls do (its `iter_panic_fuse` test), and reaches the caller once
+/// they have; after `panic_fuse` (one thread) only those before it run. Also for a call made
+/// inside a region (whose one member takes the pieces in order) and for a reduction.
+#[test]
+fn a_panic_in_one_piece_leaves_the_others_to_run() {
+    const N: usize = 4096;
+    const AT: usize = 3000;
+    let boom = |&i: &usize| assert!(i != AT, "boom at {i}");
+    let items = || (0..N).into_par_iter().with_max_len(1).inspect(boom);
+    let count = |call: &(dyn Fn(&AtomicUsize) + Sync)| {
+        let ran = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| call(&ran)));
+        let p = r.expect_err("the panic was lost");
+        assert_eq!(message(&*p), format!("boom at {AT}"));
+        ran.into_inner()
+    };
+    let each = |ran: &AtomicUsize| {
+        items().for_each(|_| _ = ran.fetch_add(1, Ordering::Relaxed));
+    };
+    for (i, rt) in (0..RUNTIMES).map(|i| (i, runtime(i))) {
+        rt.install(|| {
+            assert_eq!(count(&each), N - 1, "for_each, runtime {i}");
+            let sum = |ran: &AtomicUsize| {
+                items()
+                    .map(|i| ran.fetch_add(1, Ordering::Relaxed) + i)
+                    .sum::<usize>();
+            };
+            assert_eq!(count(&sum), N - 1, "sum, runtime {i}");
+            let inside = |ran: &AtomicUsize| {
+                (0..2).into_par_iter().for_each(|j| {
+                    if j == 0 {
+                        each(ran);
+                    }
+                })
+            };
+            assert_eq!(count(&inside), N - 1, "inside a region, runtime {i}");
+            let fused = |ran: &AtomicUsize| {
+                let fused = items().panic_fuse();
+                fused.for_each(|_| _ = ran.fetch_add(1, Ordering::Relaxed));
+            };
+            // with one thread (as rayon's test has it) the pieces after the panicking one see
+            // the fuse; with more, the member holding that piece may be preempted while the
+            // others take every piece left
+            let ran = count(&fused);
+            assert!(
+                i != 0 || ran == AT,
+                "panic_fuse, runtime {i}: {ran} items ran"
+            );
+        });
+        // the runtime is usable afterwards
+        let fine = rt.install(|| {
+            (0..N)
+                .into_par_iter()
+                .with_max_len(1)
+                .filter(|&i| i < AT)
+                .count()
+        });
+        assert_eq!(fine, AT);
+    }
+}
+
+/// A call made inside a region keeps to `with_max_len`: its one member takes pieces of at
+/// most that many items, as the team would (a `fold` sees them).
+#[test]
+fn a_call_inside_a_region_keeps_to_max_len() {
+    for (i, rt) in (0..RUNTIMES).map(|i| (i, runtime(i))) {
+        let pieces: Vec<Vec<usize>> = rt.install(|| {
+            (0..2)
+                .into_par_iter()
+                .map(|_| {
+                    let folds = (0..100)
+                        .into_par_iter()
+                        .with_max_len(10)
+                        .fold(|| 0, |n, _| n + 1);
+                    folds.collect()
+                })
+                .collect()
+        });
+        for p in pieces {
+            assert_eq!(p.iter().sum::<usize>(), 100, "runtime {i}: {p:?}");
+            assert!(
+                p.iter().all(|&n| (1..=10).contains(&n)),
+                "runtime {i}: {p:?}"
+            );
+        }
+    }
+}

@@ -66,8 +66,6 @@ const fn fails(file: &'static str, test: &'static str, reason: &'static str) -> 
     }
 }
 
-const PANIC_FUSE: &str = "after a panic asat hands out no more pieces of the call, so fewer \
-                          items run than rayon's every item but the panicking one";
 const HUGE_RANGE: &str = "a u128 range of more than usize::MAX items panics (asat's ranges are \
                           indexed; rayon runs such ranges unindexed)";
 const FLAT_SEARCH: &str = "flat_map's inner iterators run sequentially on the member that made \
@@ -89,8 +87,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 21] = [
-    fails("iter_panic", "iter_panic_fuse", PANIC_FUSE),
+pub static KNOWN: [Known; 20] = [
     fails("octillion", "find_first_octillion", HUGE_RANGE),
     fails("octillion", "find_first_octillion_inclusive", HUGE_RANGE),
     fails("octillion", "find_last_octillion", HUGE_RANGE),

@@ -48,9 +48,6 @@
 //! # Known differences
 //!
 //! (`known.rs`; file / tests: reason)
-//! - `iter_panic` / `iter_panic_fuse`: after a panic asat hands out no more pieces of the
-//!   call, so fewer items run than rayon's "every item but the panicking one" (asat's
-//!   `panic_fuse` docs).
 //! - `octillion` / `find_first_octillion`, `find_first_octillion_inclusive`,
 //!   `find_last_octillion`, `find_last_octillion_inclusive`, `find_any_octillion`,
 //!   `filter_find_any_octillion`: a `u128` range of more than `usize::MAX` items panics

@@ -152,7 +152,10 @@
 //! Results are combined in index order whatever the schedule, so `reduce` needs an associative
 //! operation (not a commutative one) and `collect` keeps the order, as in rayon. A panic in a
 //! closure is re-raised by the terminal call once the team has stopped, and the runtime stays
-//! usable.
+//! usable. It ends the range it was raised in (the rest of a member's run under the static
+//! schedule); pieces that are dealt (`with_max_len`, `with_schedule`) go on being handed out
+//! and run, as rayon runs every piece but the panicking one, unless the chain has a
+//! [`panic_fuse`](ParallelIterator::panic_fuse).
 //!
 //! Where rayon's semantics rest on work stealing, these differ: `current_thread_index()` is
 //! the member's index in the call's team (`None` outside calls), and members never wait for
@@ -179,8 +182,7 @@
 //! - A search looks through `with_max_len` pieces in index order, and a `flat_map`'s inner
 //!   iterators run sequentially on the member that made their item, so a search of
 //!   astronomically many items for a hit far from the start does not end, where rayon's
-//!   splits reach the far half at once. After a panic, a call hands out no more pieces, so
-//!   fewer items run than rayon's "all but the panicking one" (see [`panic_fuse`]).
+//!   splits reach the far half at once.
 //! - `skip` makes its skipped items (a `map` before it runs for them) in the call's ranges, as
 //!   rayon's and std's, but only in calls that ask for its first item (not in a search from
 //!   the end that stops early, nor when it skips every item: see [`indexed::Slice`]), where

@@ -4,9 +4,10 @@
 //!
 //! A terminal call re-raises a member's panic only once the whole team is done, and a member's
 //! share under the static schedule is a single range, so without the fuse the other members
-//! run all of theirs first. (Under the other schedules members take piece after piece, and a
-//! region with a panicking member hands out no more.) The fuse is a flag in the adapter, which
-//! one terminal call drives, as [`take_any`](crate::take_any)'s are:
+//! run all of theirs first; under the schedules that deal pieces, the pieces left go on being
+//! handed out and run (rayon's behaviour: every piece but the panicking one). The fuse is a
+//! flag in the adapter, which one terminal call drives, as [`take_any`](crate::take_any)'s
+//! are:
 //!
 //! - A guard made with each range's items (before the base makes them) sets the flag when it
 //!   is dropped by an unwinding panic: a panic in any closure that runs while the range's

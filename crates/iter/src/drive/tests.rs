@@ -1,6 +1,7 @@
 //! The split of a call and the ranges the drive functions hand out.
 
 use super::*;
+use std::sync::Mutex;
 
 fn hints(min_len: usize, max_len: usize, schedule: Option<Schedule>) -> Hints {
     Hints {
