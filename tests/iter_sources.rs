@@ -130,30 +130,31 @@ proptest! {
         s in setup(),
     ) {
         s.run(|| -> Result<(), TestCaseError> {
+            // 128-bit ranges are not indexed (as rayon's): no `with_min_len` or `rev`
             let n128 = n as i128;
             let start = start.min(i128::MAX - n128);
             let end = start + n128;
             prop_assert_eq!(
-                s.split((start..end).into_par_iter()).collect::<Vec<_>>(),
+                (start..end).into_par_iter().collect::<Vec<_>>(),
                 (start..end).collect::<Vec<_>>()
             );
             prop_assert_eq!(
-                s.split((start..=end).into_par_iter().rev()).collect::<Vec<_>>(),
-                (start..=end).rev().collect::<Vec<_>>()
+                (start..=end).into_par_iter().collect::<Vec<_>>(),
+                (start..=end).collect::<Vec<_>>()
             );
-            prop_assert_eq!(s.split((end..start).into_par_iter()).count(), 0);
+            prop_assert_eq!((end..start).into_par_iter().count(), 0);
             // the ends of the types, where a difference overflows i128
             let top = u128::MAX - n as u128;
             prop_assert_eq!(
-                s.split((top..=u128::MAX).into_par_iter()).collect::<Vec<_>>(),
+                (top..=u128::MAX).into_par_iter().collect::<Vec<_>>(),
                 (top..=u128::MAX).collect::<Vec<_>>()
             );
             let bottom = i128::MIN + n128;
             prop_assert_eq!(
-                s.split((i128::MIN..bottom).into_par_iter()).map(|x| x - i128::MIN).sum::<i128>(),
+                (i128::MIN..bottom).into_par_iter().map(|x| x - i128::MIN).sum::<i128>(),
                 (i128::MIN..bottom).map(|x| x - i128::MIN).sum::<i128>()
             );
-            prop_assert_eq!((i128::MIN..=bottom).into_par_iter().len(), n + 1);
+            prop_assert_eq!((i128::MIN..=bottom).into_par_iter().count(), n + 1);
             // chars: from anywhere, and across the surrogates
             let from = |u: u32| char::from_u32(u).expect("a char");
             let ends = [

@@ -48,15 +48,17 @@
 //! # Known differences
 //!
 //! (`known.rs`; file / tests: reason)
-//! - `octillion` / `find_first_octillion`, `find_first_octillion_inclusive`,
-//!   `find_last_octillion`, `find_last_octillion_inclusive`, `find_any_octillion`,
-//!   `filter_find_any_octillion`: a `u128` range of more than `usize::MAX` items panics
-//!   (asat's ranges are indexed; rayon runs such ranges unindexed).
+//! - `octillion` / `filter_find_any_octillion`: times out (after 10 s): a search asks whether
+//!   it has its answer before each item the chain yields, not before each item a `filter`
+//!   rejects, so the member whose half of `0..10^27` holds no match looks through all of it.
 //! - `octillion` / `find_last_octillion_flat`, `find_any_octillion_flat`,
 //!   `filter_find_any_octillion_flat`, `fold_find_any_octillion_flat`: time out (after 10 s):
 //!   `flat_map`'s inner parallel iterators run sequentially on the member that made their
 //!   item, and `with_max_len` pieces are handed out in index order, so a search does not jump
 //!   to the far half as rayon's splits do.
+//! - `unit_iter` / `execute_pseudo_indexed_range`: a `u128` or `i128` range is an unindexed
+//!   producer, whose `opt_len` is `None` even when its length fits a `usize` (rayon's is
+//!   `Some` then).
 //! - `unit_iter` / `count_repeat_n_clones`: `repeat_n` moves its element into an item and
 //!   clones it for the others, as rayon's, but how many clones a `step_by` over it costs
 //!   follows the split: 2 for `step_by(50)` over 100 repeats, where the test counts the 3 of
