@@ -396,6 +396,9 @@ mod tests {
         let v: Vec<u128> = (top..=u128::MAX).into_par_iter().collect();
         assert!(v.iter().copied().eq(top..=u128::MAX));
         assert_eq!((5u128..5).into_par_iter().count(), 0);
+        let mut done = 5u128..=5;
+        done.next();
+        assert_eq!(done.into_par_iter().count(), 0);
         let sum: i128 = (-1000i128..1000).into_par_iter().sum();
         assert_eq!(sum, -1000);
     }

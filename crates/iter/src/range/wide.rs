@@ -4,7 +4,7 @@
 //! any other index space. While `n` fits a `usize`, index `i` holds item `i`. A longer range
 //! ([`Laid`]) keeps one item an index in its first and last quarter of the indices, puts item
 //! `n / 2` at index `usize::MAX / 2` (where a team of two splits, as rayon's first split does)
-//! and spreads the rest evenly over the middle half (about 2 x 10^8 items an index for
+//! and spreads the rest evenly over the middle half (about 10^8 items an index for
 //! `0..10^27`). So a search finds a hit near either end after a few items, as rayon's splits
 //! find it (`find_first`, and `find_last`, which looks back from the end index by index), and
 //! the second of two members starts at the middle item. `with_min_len` and `with_max_len`
@@ -124,8 +124,9 @@ fn laid<T: Wide>(range: &Range<T>) -> Option<Laid> {
 /// The layout of `a..=b`'s items, `None` for an empty range.
 #[inline]
 fn laid_inclusive<T: Wide>(range: &RangeInclusive<T>) -> Option<Laid> {
+    // `is_empty`, not `start <= end`: an exhausted `a..=a` is empty.
     let (start, end) = (*range.start(), *range.end());
-    (start <= end).then(|| Laid::new(T::distance(start, end)))
+    (!range.is_empty()).then(|| Laid::new(T::distance(start, end)))
 }
 
 macro_rules! wide {
