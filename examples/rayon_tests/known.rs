@@ -88,7 +88,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 16] = [
+pub static KNOWN: [Known; 15] = [
     Known {
         file: "octillion",
         test: "filter_find_any_octillion",
@@ -100,12 +100,6 @@ pub static KNOWN: [Known; 16] = [
     flat_search("find_any_octillion_flat"),
     flat_search("filter_find_any_octillion_flat"),
     flat_search("fold_find_any_octillion_flat"),
-    fails(
-        "unit_iter",
-        "execute_pseudo_indexed_range",
-        "a u128 or i128 range is an unindexed producer, whose opt_len is None even when its \
-         length fits a usize (rayon's is Some then)",
-    ),
     fails(
         "unit_iter",
         "count_repeat_n_clones",

@@ -56,9 +56,6 @@
 //!   `flat_map`'s inner parallel iterators run sequentially on the member that made their
 //!   item, and `with_max_len` pieces are handed out in index order, so a search does not jump
 //!   to the far half as rayon's splits do.
-//! - `unit_iter` / `execute_pseudo_indexed_range`: a `u128` or `i128` range is an unindexed
-//!   producer, whose `opt_len` is `None` even when its length fits a `usize` (rayon's is
-//!   `Some` then).
 //! - `unit_iter` / `count_repeat_n_clones`: `repeat_n` moves its element into an item and
 //!   clones it for the others, as rayon's, but how many clones a `step_by` over it costs
 //!   follows the split: 2 for `step_by(50)` over 100 repeats, where the test counts the 3 of

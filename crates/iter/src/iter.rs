@@ -325,9 +325,11 @@ pub trait ParallelIterator: Producer + Sized {
     }
 
     /// The number of items if it is known before the call runs: `Some` for indexed iterators,
-    /// whose items stand one for one at their indices, `None` for others (rayon's `opt_len`).
+    /// whose items stand one for one at their indices, and for `u128` and `i128` ranges of
+    /// fewer than `usize::MAX` items, `None` for others (rayon's `opt_len`; see
+    /// [`Producer::known_len`](crate::plumbing::Producer::known_len)).
     fn opt_len(&self) -> Option<usize> {
-        Self::EXACT.then(|| self.base_len())
+        self.known_len()
     }
 
     crate::terminals::terminal_methods!();

@@ -179,8 +179,7 @@
 //!
 //! - `u64` and `i64` ranges are indexed (rayon's are not), so the full `0..=u64::MAX`, which
 //!   has more than `usize::MAX` items, panics at the terminal call (see [`range`]); `u128` and
-//!   `i128` ranges are unindexed, as rayon's, and may be of any length (their `opt_len` is
-//!   `None`, where rayon's is `Some` when the length fits a `usize`).
+//!   `i128` ranges are unindexed, as rayon's, and may be of any length.
 //! - A search asks whether it has its answer before each item the chain yields, not before
 //!   each item a `filter` (or `filter_map`, ...) before it rejects: a member whose range holds
 //!   no match looks through all of it after another member has found the answer.

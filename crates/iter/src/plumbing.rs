@@ -165,6 +165,14 @@ pub trait Producer: Send + Sync {
     fn hints(&self) -> Hints {
         Hints::default()
     }
+
+    /// How many items the producer yields, when that is known before a call runs (what
+    /// [`opt_len`](crate::ParallelIterator::opt_len) says): by default the length of an exact
+    /// producer and `None` for others; an inexact one that knows (a `u128` range of fewer
+    /// than `usize::MAX` items) says so.
+    fn known_len(&self) -> Option<usize> {
+        Self::EXACT.then(|| self.base_len())
+    }
 }
 
 /// A producer whose ranges can also be read back to front: every indexed producer (it is a

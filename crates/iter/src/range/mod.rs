@@ -80,6 +80,11 @@ impl<T: RangeItem> Producer for Iter<T> {
     unsafe fn seq(&self, r: Range<usize>) -> T::Seq {
         T::seq(&self.range, r)
     }
+
+    #[inline]
+    fn known_len(&self) -> Option<usize> {
+        T::known_len(self.base_len())
+    }
 }
 
 impl<T> IndexedParallelIterator for Iter<T>
@@ -116,6 +121,11 @@ impl<T: RangeItem> Producer for IterInclusive<T> {
     #[inline]
     unsafe fn seq(&self, r: Range<usize>) -> T::SeqInclusive {
         T::seq_inclusive(&self.range, r)
+    }
+
+    #[inline]
+    fn known_len(&self) -> Option<usize> {
+        T::known_len(self.base_len())
     }
 }
 
@@ -223,6 +233,11 @@ mod sealed {
         /// The items at indices `r` of `range`.
         fn seq(range: &Range<Self>, r: Range<usize>) -> Self::Seq;
         fn seq_inclusive(range: &RangeInclusive<Self>, r: Range<usize>) -> Self::SeqInclusive;
+        /// The number of items of a range of `len` indices, when that tells it: always for
+        /// the indexed types; for the others below `usize::MAX` indices (one item each).
+        fn known_len(len: usize) -> Option<usize> {
+            (Self::INDEXED || len < usize::MAX).then_some(len)
+        }
     }
 
     /// The items of indexed ranges: one at each index, their sequences std's ranges.
@@ -396,6 +411,11 @@ mod tests {
         let v: Vec<u128> = (top..=u128::MAX).into_par_iter().collect();
         assert!(v.iter().copied().eq(top..=u128::MAX));
         assert_eq!((5u128..5).into_par_iter().count(), 0);
+        // rayon's `opt_len`: known while one item stands at each index
+        assert_eq!((0u128..1 << 20).into_par_iter().opt_len(), Some(1 << 20));
+        assert_eq!((-5i128..=5).into_par_iter().opt_len(), Some(11));
+        assert_eq!((0..usize::MAX as u128).into_par_iter().opt_len(), None);
+        assert_eq!((0..=u128::MAX).into_par_iter().opt_len(), None);
         let mut done = 5u128..=5;
         done.next();
         assert_eq!(done.into_par_iter().count(), 0);
