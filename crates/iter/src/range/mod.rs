@@ -176,6 +176,17 @@ fn indexed_seq<T: Stepped>(range: &Range<T>, r: Range<usize>) -> Range<T> {
     at(r.start)..at(r.end)
 }
 
+/// An empty `a..=b` (`at..=at` run through).
+#[inline]
+fn empty_inclusive<T: Copy>(at: T) -> RangeInclusive<T>
+where
+    RangeInclusive<T>: Iterator,
+{
+    let mut none = at..=at;
+    none.next();
+    none
+}
+
 /// The items at indices `r` of `range`, for the indexed types.
 #[inline]
 fn indexed_seq_inclusive<T: Stepped>(
@@ -187,9 +198,7 @@ where
 {
     let at = |i: usize| T::offset(*range.start(), i);
     if r.is_empty() {
-        let mut none = at(0)..=at(0);
-        none.next();
-        none
+        empty_inclusive(at(0))
     } else {
         at(r.start)..=at(r.end - 1)
     }
@@ -241,6 +250,12 @@ mod sealed {
     }
 
     /// The items of indexed ranges: one at each index, their sequences std's ranges.
+    #[diagnostic::on_unimplemented(
+        message = "ranges of `{Self}` are not indexed (as rayon's are not): no `len`, `zip`, \
+                   `enumerate`, `rev` or `with_min_len`",
+        label = "an unindexed range",
+        note = "every other integer type's ranges are indexed; `count()` gives the length"
+    )]
     pub trait Indexed:
         RangeItem<Seq = Range<Self>, SeqInclusive = RangeInclusive<Self>> + Stepped
     {

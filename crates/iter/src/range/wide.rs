@@ -12,19 +12,17 @@
 
 use std::ops::{Range, RangeInclusive};
 
-use super::RangeItem;
+use super::{empty_inclusive, RangeItem};
 
 /// How a range's items lie on its indices: [`Laid::offset`]`(i)` is the offset of the first
-/// item at index `i`. Four segments of indices, `marks[k]..marks[k + 1]`, each holding
-/// `items[k]` items from offset `at[k]` on, spread evenly.
+/// item at index `i`. Four segments of indices, `marks[k]..marks[k + 1]` (`marks[4]` is the
+/// number of indices), each holding `items[k]` items, spread evenly, after those of the
+/// segments before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Laid {
     /// The offset of the last item (`n - 1`).
     last: u128,
-    /// How many indices.
-    len: usize,
     marks: [usize; 5],
-    at: [u128; 4],
     items: [u128; 4],
 }
 
@@ -37,9 +35,7 @@ impl Laid {
         let len = last as usize + 1;
         Laid {
             last,
-            len,
             marks: [0, len, len, len, len],
-            at: [0, len as u128, len as u128, len as u128],
             items: [len as u128, 0, 0, 0],
         }
     }
@@ -54,11 +50,14 @@ impl Laid {
         let e = ends as u128;
         Laid {
             last,
-            len,
             marks: [0, ends, len / 2, len - ends, len],
-            at: [0, e, half, last - e + 1],
             items: [e, half - e, last - e + 1 - half, e],
         }
+    }
+
+    /// How many indices.
+    fn len(&self) -> usize {
+        self.marks[4]
     }
 
     /// The offset of the first item at index `i`, for `i < len` (0 at 0, increasing).
@@ -73,7 +72,8 @@ impl Laid {
         let (per, rest) = (self.items[k] / span, self.items[k] % span);
         // rest < span and step < span, both below 2^64: the product fits; per * step is at
         // most the segment's items.
-        self.at[k] + per * step + rest * step / span
+        let before: u128 = self.items[..k].iter().sum();
+        before + per * step + rest * step / span
     }
 
     /// The offsets of the items at indices `r` (within `0..len`), `None` when `r` is empty.
@@ -81,7 +81,7 @@ impl Laid {
         if r.is_empty() {
             return None;
         }
-        let to = if r.end == self.len {
+        let to = if r.end == self.len() {
             self.last
         } else {
             self.offset(r.end) - 1
@@ -107,11 +107,7 @@ where
 {
     match laid.and_then(|l| l.items(r)) {
         Some(o) => T::plus(start, *o.start())..=T::plus(start, *o.end()),
-        None => {
-            let mut none = start..=start;
-            none.next();
-            none
-        }
+        None => empty_inclusive(start),
     }
 }
 
@@ -150,12 +146,12 @@ macro_rules! wide {
 
             #[inline]
             fn len(range: &Range<Self>) -> usize {
-                laid(range).map_or(0, |l| l.len)
+                laid(range).map_or(0, |l| l.len())
             }
 
             #[inline]
             fn len_inclusive(range: &RangeInclusive<Self>) -> usize {
-                laid_inclusive(range).map_or(0, |l| l.len)
+                laid_inclusive(range).map_or(0, |l| l.len())
             }
 
             #[inline]
@@ -186,9 +182,9 @@ mod tests {
     /// Every item lies on exactly one index, in order.
     fn check(l: &Laid, at: usize) -> Result<(), TestCaseError> {
         prop_assert_eq!(l.offset(0), 0);
-        let last = l.items(l.len - 1..l.len).unwrap();
+        let last = l.items(l.len() - 1..l.len()).unwrap();
         prop_assert_eq!(*last.end(), l.last);
-        if at + 1 < l.len {
+        if at + 1 < l.len() {
             let (a, b) = (
                 l.items(at..at + 1).unwrap(),
                 l.items(at + 1..at + 2).unwrap(),
@@ -203,7 +199,7 @@ mod tests {
         #[test]
         fn a_range_that_fits_lies_one_item_an_index(last in 0..MAX, at in any::<usize>()) {
             let l = Laid::new(last);
-            prop_assert_eq!(l.len as u128, last + 1);
+            prop_assert_eq!(l.len() as u128, last + 1);
             let at = (at as u128 % (last + 1)) as usize;
             prop_assert_eq!(l.offset(at), at as u128);
             check(&l, at)?;
@@ -215,7 +211,7 @@ mod tests {
             at in any::<usize>(),
         ) {
             let l = Laid::new(last);
-            prop_assert_eq!(l.len, usize::MAX);
+            prop_assert_eq!(l.len(), usize::MAX);
             check(&l, at % usize::MAX)?;
             // one item an index at both ends
             for i in [1, 2, usize::MAX - 2, usize::MAX - 1] {
