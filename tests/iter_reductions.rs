@@ -400,6 +400,102 @@ fn a_fold_before_a_search_stops_with_it() {
     }
 }
 
+/// A search stops inside the adapters that drop items, as rayon's does (its consumers ask
+/// whether they are full before each item of a `filter`'s base): once one member has the
+/// answer, a member whose range has no hit stops within a few items instead of looking through
+/// the rest of its range. On teams of 2 to 4, the hit is at the first index (the last for
+/// `find_last`) and is not found before other members have looked at `need` items (or a
+/// second has passed: a call may run alone): every other item counts itself, and from the
+/// `need`th on waits until the hit has been looked at, then counts itself as looked at after
+/// it. (`find_last` looks through pieces of 1, 2, 4, ... items and stops between them: its hit
+/// waits until the others are into large pieces.)
+#[test]
+fn a_search_stops_inside_adapters_that_drop_items() {
+    use asat::{Fixed, Runtime};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    const N: usize = 1 << 22;
+    // Whether `until()` came true within `secs`.
+    let wait = |until: &dyn Fn() -> bool, secs: u64| {
+        let waiting = Instant::now();
+        while !until() {
+            if waiting.elapsed() > Duration::from_secs(secs) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    };
+    // Runtimes of its own: a shared one may be running another test's region, and a call
+    // then runs on its calling thread alone.
+    for t in 2..=4 {
+        let rt = Runtime::builder()
+            .max_threads(t)
+            .policy(Fixed::new(t))
+            .build()
+            .unwrap();
+        rt.install(|| {
+            let started = AtomicUsize::new(0);
+            let seen = AtomicBool::new(false);
+            let after = AtomicUsize::new(0);
+            // Whether `i` is the hit `at`, found once `need` others have started.
+            let hit_after = |i: usize, at: usize, need: usize| {
+                if i == at {
+                    wait(&|| started.load(Ordering::Relaxed) >= need, 1);
+                    seen.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                if started.fetch_add(1, Ordering::Relaxed) + 1 >= need {
+                    assert!(wait(&|| seen.load(Ordering::Relaxed), 60), "no hit");
+                    after.fetch_add(1, Ordering::Relaxed);
+                }
+                false
+            };
+            let first = |i: &usize| hit_after(*i, 0, 1);
+            let few = |what: &str| {
+                let n = after.swap(0, Ordering::Relaxed);
+                seen.store(false, Ordering::Relaxed);
+                started.store(0, Ordering::Relaxed);
+                assert!(
+                    n < N / 16,
+                    "{what}: looked at {n} of {N} items after the hit"
+                );
+            };
+            let items = || (0..N).into_par_iter();
+            assert_eq!(items().filter(first).find_any(|_| true), Some(0));
+            few("filter, find_any");
+            assert_eq!(
+                items().filter(first).map(|i| i + 1).find_first(|_| true),
+                Some(1)
+            );
+            few("filter, map, find_first");
+            let last = |i: &usize| hit_after(*i, N - 1, N / 4);
+            assert_eq!(items().filter(last).find_last(|_| true), Some(N - 1));
+            few("filter, find_last");
+            assert!(items().filter_map(|i| first(&i).then_some(i)).any(|_| true));
+            few("filter_map, any");
+            let chained = items().filter(first).chain(asat::iter::empty());
+            assert_eq!(chained.find_any(|_| true), Some(0));
+            few("filter, chain, find_any");
+            let flat = items().flat_map_iter(|i| first(&i).then_some(i));
+            assert_eq!(flat.find_any(|_| true), Some(0));
+            few("flat_map_iter, find_any");
+            let flat = items().flat_map(|i| (i..i + 1).into_par_iter().filter(first));
+            assert_eq!(flat.find_first(|_| true), Some(0));
+            few("flat_map, find_first");
+            let halves = (0..2).into_par_iter();
+            let flat =
+                halves.flat_map(|h| (h * N / 2..(h + 1) * N / 2).into_par_iter().filter(first));
+            assert_eq!(flat.find_any(|_| true), Some(0));
+            few("flat_map over halves, find_any");
+            assert_eq!(items().positions(|i| first(&i)).find_any(|_| true), Some(0));
+            few("positions, find_any");
+            assert_eq!(items().filter(first).try_for_each(Err), Err(0));
+            few("filter, try_for_each");
+        });
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

@@ -66,9 +66,6 @@ const fn fails(file: &'static str, test: &'static str, reason: &'static str) -> 
     }
 }
 
-const FILTER_SEARCH: &str = "a search asks whether it has its answer before each item the chain \
-                             yields, not before each item a filter rejects: the member whose \
-                             half of 0..10^27 holds no match looks through all of it";
 const FLAT_SEARCH: &str = "flat_map's inner iterators run sequentially on the member that made \
                            their item, and with_max_len pieces go out in index order: no jump \
                            to the far half as rayon's splits make";
@@ -88,14 +85,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 15] = [
-    Known {
-        file: "octillion",
-        test: "filter_find_any_octillion",
-        expect: Expect::TimesOut,
-        reason: FILTER_SEARCH,
-        timeout_s: Some(10.0),
-    },
+pub static KNOWN: [Known; 14] = [
     flat_search("find_last_octillion_flat"),
     flat_search("find_any_octillion_flat"),
     flat_search("filter_find_any_octillion_flat"),

@@ -48,9 +48,6 @@
 //! # Known differences
 //!
 //! (`known.rs`; file / tests: reason)
-//! - `octillion` / `filter_find_any_octillion`: times out (after 10 s): a search asks whether
-//!   it has its answer before each item the chain yields, not before each item a `filter`
-//!   rejects, so the member whose half of `0..10^27` holds no match looks through all of it.
 //! - `octillion` / `find_last_octillion_flat`, `find_any_octillion_flat`,
 //!   `filter_find_any_octillion_flat`, `fold_find_any_octillion_flat`: time out (after 10 s):
 //!   `flat_map`'s inner parallel iterators run sequentially on the member that made their

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer, Stop};
 use crate::IndexedParallelIterator;
 
 /// The items of `a`, then those of `b` (`chain`).
@@ -67,6 +67,18 @@ where
             ChainSeq {
                 first: a.map(|r| self.a.seq(r)),
                 second: b.map(|r| self.b.seq(r)),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        let (a, b) = self.split(range);
+        // SAFETY: as for `seq`.
+        unsafe {
+            ChainSeq {
+                first: a.map(|r| self.a.seq_until(r, stop)),
+                second: b.map(|r| self.b.seq_until(r, stop)),
             }
         }
     }

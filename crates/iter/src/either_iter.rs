@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer, Stop};
 use crate::{Either, IndexedParallelIterator};
 
 impl<L, R> Producer for Either<L, R>
@@ -35,6 +35,16 @@ where
             Either::Left(l) => Either::Left(unsafe { l.seq(range) }),
             // SAFETY: as above.
             Either::Right(r) => Either::Right(unsafe { r.seq(range) }),
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        match self {
+            // SAFETY: the caller's range goes unchanged to the one side there is.
+            Either::Left(l) => Either::Left(unsafe { l.seq_until(range, stop) }),
+            // SAFETY: as above.
+            Either::Right(r) => Either::Right(unsafe { r.seq_until(range, stop) }),
         }
     }
 

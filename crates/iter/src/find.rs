@@ -25,6 +25,15 @@
 //! that found the answer in the first pieces of `with_max_len(1)` over 10^7 items still took
 //! every piece left, a second for a hit at index 10 (`examples/iter_search.rs --max-len`).
 //!
+//! Each range's items are read with [`Producer::seq_until`] under the call's [`Stop`], so the
+//! adapters that drop items (`filter`, `filter_map`, `flat_map`, `flat_map_iter`,
+//! `positions`) ask it before each item of their bases too, as rayon's consumers do: before,
+//! `(0..n).into_par_iter().filter(|x| *x > n / 2).find_any(..)` on two members went on through
+//! the first member's half after the second had its answer (see [`Stop`]). They ask it inside
+//! their bases' own loops (a `filter`'s `next` is its base's `find`), which keeps the cost to
+//! the relaxed load below: asked by way of the base's `next`, a search through a `filter` whose
+//! predicate costs a few cycles took 1.4-1.7x as long.
+//!
 //! The looks at the shared index cost one relaxed load per item, about a cycle: nothing beside
 //! a predicate that does some work, but `position_first` of `black_box(i) == at` over a range,
 //! whose items cost about a cycle each, takes 1.4-1.6x the time it took without them when a
@@ -38,7 +47,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::drive;
-use crate::plumbing::Producer;
+use crate::plumbing::{Producer, Stop};
 
 /// Whether `pred` is true for some item of `p`.
 pub(crate) fn any<P, F>(p: &P, pred: F) -> bool
@@ -47,14 +56,16 @@ where
     F: Fn(P::Item) -> bool + Sync,
 {
     let found = AtomicBool::new(false);
+    let stop = Stop::flag(&found);
     drive::run_until(
         p,
         |_, items| {
-            if until(items, || found.load(Ordering::Relaxed)).any(&pred) {
+            if until(items, stop).any(&pred) {
                 found.store(true, Ordering::Relaxed);
             }
         },
-        || found.load(Ordering::Relaxed),
+        || stop.now(),
+        |_| stop,
     );
     found.into_inner()
 }
@@ -66,12 +77,13 @@ where
     F: Fn(&P::Item) -> bool + Sync,
 {
     let found = AtomicBool::new(false);
+    let stop = Stop::flag(&found);
     drive::reduce_until(
         p,
         || None,
         |acc, _, items| {
             acc.or_else(|| {
-                let hit = until(items, || found.load(Ordering::Relaxed)).find(|x| pred(x));
+                let hit = until(items, stop).find(|x| pred(x));
                 if hit.is_some() {
                     found.store(true, Ordering::Relaxed);
                 }
@@ -80,6 +92,7 @@ where
         },
         |a, b| a.or(b),
         Option::is_some,
+        |_| stop,
     )
 }
 
@@ -91,23 +104,25 @@ where
 {
     // The first index of the earliest range with a hit (`usize::MAX`: none yet).
     let earliest = AtomicUsize::new(usize::MAX);
+    // A range starting at `start` stops once a range starting at or before it has a hit
+    // (`start + 1` cannot overflow: `start` is an index, below the length).
+    let earlier = |start: usize| Stop::below(&earliest, start + 1);
     drive::reduce_until(
         p,
         || None,
         |acc, range, items| {
             // A hit in this accumulator's earlier ranges comes first.
             acc.or_else(|| {
-                let start = range.start;
-                let earlier = || earliest.load(Ordering::Relaxed) <= start;
-                let hit = until(items, earlier).find(|x| pred(x));
+                let hit = until(items, earlier(range.start)).find(|x| pred(x));
                 if hit.is_some() {
-                    earliest.fetch_min(start, Ordering::Relaxed);
+                    earliest.fetch_min(range.start, Ordering::Relaxed);
                 }
                 hit
             })
         },
         |a, b| a.or(b),
         Option::is_some,
+        earlier,
     )
 }
 
@@ -129,12 +144,12 @@ where
         |acc, turned: Range<usize>| {
             // A hit in this accumulator's earlier turned ranges comes later in `p`.
             acc.or_else(|| {
-                let start = turned.start;
                 let range = len - turned.end..len - turned.start;
-                let later = || earliest.load(Ordering::Relaxed) < start;
+                // A hit in an earlier turned range comes later in `p`.
+                let later = Stop::below(&earliest, turned.start);
                 let hit = last_in_range(p, range, &pred, later);
                 if hit.is_some() {
-                    earliest.fetch_min(start, Ordering::Relaxed);
+                    earliest.fetch_min(turned.start, Ordering::Relaxed);
                 }
                 hit
             })
@@ -147,30 +162,34 @@ where
 /// The last item of `range` for which `pred` is true, looked for from the range's end in
 /// pieces of 1, 2, 4, ... indices (of `with_min_len`, twice as many, ... for a chain whose
 /// items come late: see [`drive::growing`]), each looked through forward; `None` also once
-/// `later()`.
-fn last_in_range<P, F, L>(p: &P, range: Range<usize>, pred: &F, later: L) -> Option<P::Item>
+/// `later` says so.
+fn last_in_range<'p, P, F>(
+    p: &'p P,
+    range: Range<usize>,
+    pred: &F,
+    later: Stop<'p>,
+) -> Option<P::Item>
 where
     P: Producer,
     F: Fn(&P::Item) -> bool,
-    L: Fn() -> bool,
 {
     let hints = p.hints();
     let min = if hints.late { hints.min_len } else { 1 };
     let mut end = range.end;
     for piece in drive::growing(range.len(), min) {
-        if later() {
+        if later.now() {
             return None;
         }
         let from = end - piece;
         let mut hit = None;
         // SAFETY: the pieces of a range are disjoint, as are the ranges that
         // `fold_ranges_until` hands out.
-        for x in until(unsafe { p.seq(from..end) }, &later) {
+        for x in until(unsafe { p.seq_until(from..end, later) }, later) {
             if pred(&x) {
                 hit = Some(x);
             }
         }
-        if later() {
+        if later.now() {
             return None;
         }
         if hit.is_some() {
@@ -181,10 +200,11 @@ where
     None
 }
 
-/// `items` until `stop()`, which is asked before each item is made: a `fold`'s item is the
-/// fold of a whole range (see [`Hints::late`](crate::plumbing::Hints::late)), not made once
-/// the search has its answer.
+/// `items` until `stop` says so, which is asked before each item is made: a `fold`'s item is
+/// the fold of a whole range (see [`Hints::late`](crate::plumbing::Hints::late)), not made once
+/// the search has its answer. (The adapters that drop items ask it before each item of their
+/// bases: see [`Producer::seq_until`].)
 #[inline]
-fn until<I: Iterator>(mut items: I, stop: impl Fn() -> bool) -> impl Iterator<Item = I::Item> {
-    std::iter::from_fn(move || if stop() { None } else { items.next() })
+fn until<'s, I: Iterator + 's>(mut items: I, stop: Stop<'s>) -> impl Iterator<Item = I::Item> + 's {
+    std::iter::from_fn(move || if stop.now() { None } else { items.next() })
 }

@@ -16,7 +16,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::fmt::debug_fields;
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{Hints, Producer, Stop, Stoppable};
 use crate::IntoParallelIterator;
 
 /// The indices of an inner iterator read at a time.
@@ -55,7 +55,17 @@ where
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
         FlatMapSeq {
             // SAFETY: the caller's range goes to the base unchanged.
-            outer: unsafe { self.base.seq(range) },
+            outer: Stoppable::new(unsafe { self.base.seq(range) }, None),
+            f: &self.f,
+            inner: None,
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        FlatMapSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            outer: Stoppable::new(unsafe { self.base.seq_until(range, stop) }, Some(stop)),
             f: &self.f,
             inner: None,
         }
@@ -68,9 +78,9 @@ where
 
 /// The sequential side of [`FlatMap`].
 pub struct FlatMapSeq<'a, J, F, PI: IntoParallelIterator> {
-    outer: J,
+    outer: Stoppable<'a, J>,
     f: &'a F,
-    inner: Option<IntoSeq<PI::Iter>>,
+    inner: Option<IntoSeq<'a, PI::Iter>>,
 }
 
 impl<J, F, PI: IntoParallelIterator> fmt::Debug for FlatMapSeq<'_, J, F, PI> {
@@ -98,35 +108,47 @@ where
             // Dropped before the next one is made: it may own items (a `Vec` moved in).
             self.inner = None;
             let x = self.outer.next()?;
-            self.inner = Some(IntoSeq::new((self.f)(x).into_par_iter()));
+            let inner = (self.f)(x).into_par_iter();
+            self.inner = Some(IntoSeq::until(inner, self.outer.stop()));
         }
     }
 }
 
 /// A parallel iterator read sequentially, front to back, on the calling thread: its producer
 /// is asked for successive ranges of [`INNER_BATCH`] indices (each index once, as the producer
-/// protocol wants), whose items wait in a buffer.
+/// protocol wants), whose items wait in a buffer. Under a [`Stop`] (a search), no range is
+/// asked for once it says so, and each range is read with
+/// [`seq_until`](Producer::seq_until).
 ///
 /// Dropping it part way drops the buffered items, and the producer drops what it never handed
 /// out (a `Vec`'s remaining items).
-pub struct IntoSeq<P: Producer> {
+pub struct IntoSeq<'s, P: Producer> {
     producer: P,
     next: usize,
     buffer: VecDeque<P::Item>,
+    stop: Option<Stop<'s>>,
 }
 
-impl<P: Producer> IntoSeq<P> {
+impl<P: Producer> IntoSeq<'static, P> {
     /// Reads `producer` from its first index.
     pub fn new(producer: P) -> Self {
+        IntoSeq::until(producer, None)
+    }
+}
+
+impl<'s, P: Producer> IntoSeq<'s, P> {
+    /// Reads `producer` from its first index until `stop` says so (all of it for `None`).
+    pub fn until(producer: P, stop: Option<Stop<'s>>) -> Self {
         Self {
             producer,
             next: 0,
             buffer: VecDeque::new(),
+            stop,
         }
     }
 }
 
-impl<P: Producer> fmt::Debug for IntoSeq<P> {
+impl<P: Producer> fmt::Debug for IntoSeq<'_, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("IntoSeq")
             .field("next", &self.next)
@@ -135,7 +157,7 @@ impl<P: Producer> fmt::Debug for IntoSeq<P> {
     }
 }
 
-impl<P: Producer> Iterator for IntoSeq<P> {
+impl<P: Producer> Iterator for IntoSeq<'_, P> {
     type Item = P::Item;
 
     #[inline]
@@ -145,7 +167,7 @@ impl<P: Producer> Iterator for IntoSeq<P> {
                 return Some(item);
             }
             let len = self.producer.base_len();
-            if self.next >= len {
+            if self.next >= len || self.stop.is_some_and(Stop::now) {
                 return None;
             }
             let end = len.min(self.next.saturating_add(INNER_BATCH));
@@ -153,7 +175,13 @@ impl<P: Producer> Iterator for IntoSeq<P> {
             // Moved on before the producer runs: if it panics, the range counts as asked for.
             self.next = end;
             // SAFETY: `next` only grows, so the ranges asked for are disjoint.
-            self.buffer.extend(unsafe { self.producer.seq(range) });
+            let items = unsafe {
+                match self.stop {
+                    None => self.producer.seq(range),
+                    Some(stop) => self.producer.seq_until(range, stop),
+                }
+            };
+            self.buffer.extend(items);
         }
     }
 }

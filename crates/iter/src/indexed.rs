@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer, Stop};
 use crate::{IndexedParallelIterator, IntoParallelIterator};
 
 /// Items with their index (`enumerate`).
@@ -424,6 +424,12 @@ impl<I: Producer> Producer for Hinted<I> {
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
         // SAFETY: the caller's range goes to the base unchanged.
         unsafe { self.base.seq(range) }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        unsafe { self.base.seq_until(range, stop) }
     }
 
     fn hints(&self) -> Hints {

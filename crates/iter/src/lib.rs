@@ -180,9 +180,6 @@
 //! - `u64` and `i64` ranges are indexed (rayon's are not), so the full `0..=u64::MAX`, which
 //!   has more than `usize::MAX` items, panics at the terminal call (see [`range`]); `u128` and
 //!   `i128` ranges are unindexed, as rayon's, and may be of any length.
-//! - A search asks whether it has its answer before each item the chain yields, not before
-//!   each item a `filter` (or `filter_map`, ...) before it rejects: a member whose range holds
-//!   no match looks through all of it after another member has found the answer.
 //! - A search looks through `with_max_len` pieces in index order, and a `flat_map`'s inner
 //!   iterators run sequentially on the member that made their item, so a search of
 //!   astronomically many items for a hit far from the start does not end, where rayon's
@@ -238,6 +235,7 @@ pub mod slice;
 pub mod sort;
 pub mod sources;
 pub mod splitter;
+mod stop;
 pub mod str;
 pub mod take_any;
 pub mod take_any_while;

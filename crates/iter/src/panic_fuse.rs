@@ -26,7 +26,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer, Stop};
 use crate::IndexedParallelIterator;
 
 /// The items, with the other members stopping soon after a panic in one (`panic_fuse`); see
@@ -104,6 +104,14 @@ impl<I: Producer> Producer for PanicFuse<I> {
         let fuse = self.fuse();
         // SAFETY: the caller's range goes to the base unchanged.
         let items = unsafe { self.base.seq(range) };
+        PanicFuseSeq { fuse, items }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        let fuse = self.fuse();
+        // SAFETY: the caller's range goes to the base unchanged.
+        let items = unsafe { self.base.seq_until(range, stop) };
         PanicFuseSeq { fuse, items }
     }
 

@@ -127,6 +127,8 @@ use std::ops::Range;
 
 use asat_core::Schedule;
 
+pub use crate::stop::{Stop, Stoppable};
+
 /// A splittable source of items: see the [module docs](self).
 pub trait Producer: Send + Sync {
     /// What the iterator yields.
@@ -160,6 +162,21 @@ pub trait Producer: Send + Sync {
     /// Over the producer's life, no index may be asked for twice: the ranges of all calls are
     /// pairwise disjoint. (Producers of `&mut` or owned items rely on it.)
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_>;
+
+    /// [`seq`](Producer::seq) for a call that may end early (a search, a `try_` call): once
+    /// `stop.now()`, the items need not go on (see [`Stop`]). An adapter that drops items
+    /// reads its base through [`Stoppable`]; one that keeps them passes `stop` to its base. The
+    /// default yields every item, and the call stops before the next item yielded.
+    ///
+    /// # Safety
+    ///
+    /// As for [`seq`](Producer::seq).
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        let _ = stop;
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.seq(range) }
+    }
 
     /// How the terminal call should split the index space.
     fn hints(&self) -> Hints {

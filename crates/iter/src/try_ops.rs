@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::adapters::{CloneOf, InitFn, StateInit};
 use crate::drive;
 use crate::fmt::debug_fields;
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{Hints, Producer, Stop};
 
 mod sealed {
     pub trait Sealed {}
@@ -205,6 +205,8 @@ where
         },
         // A call in rounds runs none after a failure.
         |_| failed.load(Ordering::Relaxed),
+        // Nor does a `filter` look at more items.
+        |_| Stop::flag(&failed),
     );
     match result {
         Partial::Ok(t) => t,

@@ -52,7 +52,7 @@ use std::sync::{Mutex, PoisonError};
 use asat_core::{Runtime, Schedule};
 
 use crate::blocks;
-use crate::plumbing::{Hints, Producer, Rounds};
+use crate::plumbing::{Hints, Producer, Rounds, Stop};
 
 mod reduce;
 
@@ -171,13 +171,15 @@ where
 /// that deals them), no round after one at whose end it is (see [`blocks`]), and for a chain
 /// whose items come late ([`Hints::late`]: a `fold`) each range looked through in pieces of
 /// `with_min_len` (at least 1), twice as many, ... indices (see [`growing`]), none after
-/// `done()`.
+/// `done()`. Each piece's items are read under `stop(piece.start)` (see
+/// [`Producer::seq_until`]).
 #[inline]
-pub(crate) fn run_until<'p, P, F, D>(p: &'p P, f: F, done: D)
+pub(crate) fn run_until<'p, P, F, D, S>(p: &'p P, f: F, done: D, stop: S)
 where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
     D: Fn() -> bool + Sync,
+    S: Fn(usize) -> Stop<'p> + Sync,
 {
     let space = Space::of(p);
     let hints = space.hints;
@@ -186,7 +188,9 @@ where
         for piece in pieces(r, hints) {
             // SAFETY: `ranges_until` hands out disjoint ranges of `p`'s index space, and the
             // pieces of a range are disjoint.
-            f(piece.clone(), unsafe { p.seq(piece) });
+            f(piece.clone(), unsafe {
+                p.seq_until(piece.clone(), stop(piece.start))
+            });
             if done() {
                 return;
             }

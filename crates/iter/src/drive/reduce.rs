@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use asat_core::{Runtime, Schedule};
 
 use super::{blocks, nested, pieces, shift, Panics, Plan, Space};
-use crate::plumbing::{Producer, Rounds};
+use crate::plumbing::{Producer, Rounds, Stop};
 
 /// Folds the items of `p` range by range into accumulators started by `identity` and combines
 /// them in index order: one region of the current runtime.
@@ -32,14 +32,16 @@ where
 /// satisfies `done`, no more pieces handed out (under a schedule that deals them) nor rounds
 /// run (see [`blocks`]); for a chain whose items come late ([`Hints::late`]), each range is
 /// folded in pieces of `with_min_len` (at least 1), twice as many, ... indices (see
-/// [`growing`]), none after its result satisfies `done`.
+/// [`growing`]), none after its result satisfies `done`. Each piece's items are read under
+/// `stop(piece.start)` (see [`Producer::seq_until`]).
 #[inline]
-pub(crate) fn reduce_until<'p, P, A, ID, F, C, D>(
+pub(crate) fn reduce_until<'p, P, A, ID, F, C, D, S>(
     p: &'p P,
     identity: ID,
     fold: F,
     combine: C,
     done: D,
+    stop: S,
 ) -> A
 where
     P: Producer,
@@ -48,6 +50,7 @@ where
     F: Fn(A, Range<usize>, P::Seq<'p>) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
     D: Fn(&A) -> bool + Sync,
+    S: Fn(usize) -> Stop<'p> + Sync,
 {
     let space = Space::of(p);
     let hints = space.hints;
@@ -56,7 +59,8 @@ where
         for piece in pieces(r, hints) {
             // SAFETY: `fold_ranges_until` hands out disjoint ranges of `p`'s index space, and
             // the pieces of a range are disjoint.
-            acc = fold(acc, piece.clone(), unsafe { p.seq(piece) });
+            let items = unsafe { p.seq_until(piece.clone(), stop(piece.start)) };
+            acc = fold(acc, piece, items);
             if done(&acc) {
                 break;
             }

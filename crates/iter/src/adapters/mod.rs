@@ -8,15 +8,21 @@ use std::fmt::Debug;
 use std::ops::Range;
 
 use crate::fmt::debug_fields;
-use crate::plumbing::{DoubleEndedProducer, Hints, Producer};
+use crate::plumbing::{DoubleEndedProducer, Hints, Producer, Stop, Stoppable};
 use crate::IndexedParallelIterator;
+
+mod fold;
+mod map_state;
+
+pub use fold::{Fold, FoldSeq, FoldWith};
+pub use map_state::{CloneOf, InitFn, MapInit, MapState, MapStateSeq, MapWith, StateInit};
 
 /// Declares an adapter `$name<I, F>` holding a base producer and one closure, with the
 /// `Producer` impl forwarding length and hints; `$indexed` says whether items stay one for one.
 macro_rules! closure_adapter {
     (
         $(#[$doc:meta])*
-        $name:ident, indexed: $indexed:tt,
+        $name:ident, indexed: $indexed:tt, drops: $drops:tt,
         impl<$($g:ident),*> where [$($bounds:tt)*]
         item $item:ty, seq $seq:ty, |$base:ident, $f:ident| $make:expr
     ) => {
@@ -48,6 +54,20 @@ macro_rules! closure_adapter {
             unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
                 // SAFETY: the caller's range goes to the base unchanged.
                 let $base = unsafe { self.base.seq(range) };
+                let $base = closure_adapter!(@read $drops $base, None);
+                let $f = &self.f;
+                $make
+            }
+
+            #[inline]
+            unsafe fn seq_until<'a>(
+                &'a self,
+                range: Range<usize>,
+                stop: Stop<'a>,
+            ) -> Self::Seq<'a> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                let $base = unsafe { self.base.seq_until(range, stop) };
+                let $base = closure_adapter!(@read $drops $base, Some(stop));
                 let $f = &self.f;
                 $make
             }
@@ -69,41 +89,44 @@ macro_rules! closure_adapter {
         }
     };
     (@indexed false $($rest:tt)*) => {};
+    (@read true $base:ident, $stop:expr) => { Stoppable::new($base, $stop) };
+    (@read false $base:ident, $stop:expr) => { $base };
     (@exact true) => { I::EXACT };
     (@exact false) => { false };
 }
 
 closure_adapter! {
     /// Items mapped by a closure (`map`).
-    Map, indexed: true,
+    Map, indexed: true, drops: false,
     impl<R> where [F: Fn(I::Item) -> R, R: Send,]
     item R, seq std::iter::Map<I::Seq<'a>, &'a F>, |base, f| base.map(f)
 }
 
 closure_adapter! {
     /// Items a predicate keeps (`filter`).
-    Filter, indexed: false,
+    Filter, indexed: false, drops: true,
     impl<> where [F: Fn(&I::Item) -> bool,]
-    item I::Item, seq std::iter::Filter<I::Seq<'a>, &'a F>, |base, f| base.filter(f)
+    item I::Item, seq std::iter::Filter<Stoppable<'a, I::Seq<'a>>, &'a F>, |base, f| base.filter(f)
 }
 
 closure_adapter! {
     /// Items mapped to options, the `Some`s kept (`filter_map`).
-    FilterMap, indexed: false,
+    FilterMap, indexed: false, drops: true,
     impl<R> where [F: Fn(I::Item) -> Option<R>, R: Send,]
-    item R, seq std::iter::FilterMap<I::Seq<'a>, &'a F>, |base, f| base.filter_map(f)
+    item R, seq std::iter::FilterMap<Stoppable<'a, I::Seq<'a>>, &'a F>, |base, f| base.filter_map(f)
 }
 
 closure_adapter! {
     /// Each item mapped to a sequential iterator, flattened (`flat_map_iter`).
-    FlatMapIter, indexed: false,
+    FlatMapIter, indexed: false, drops: true,
     impl<U> where [F: Fn(I::Item) -> U, U: IntoIterator, U::Item: Send,]
-    item U::Item, seq std::iter::FlatMap<I::Seq<'a>, U, &'a F>, |base, f| base.flat_map(f)
+    item U::Item, seq std::iter::FlatMap<Stoppable<'a, I::Seq<'a>>, U, &'a F>,
+    |base, f| base.flat_map(f)
 }
 
 closure_adapter! {
     /// Items passed to a closure on their way (`inspect`).
-    Inspect, indexed: true,
+    Inspect, indexed: true, drops: false,
     impl<> where [F: Fn(&I::Item),]
     item I::Item, seq std::iter::Inspect<I::Seq<'a>, &'a F>, |base, f| base.inspect(f)
 }
@@ -135,6 +158,15 @@ impl<I: Producer, F: Fn(&mut I::Item) + Send + Sync> Producer for Update<I, F> {
         UpdateSeq {
             // SAFETY: the caller's range goes to the base unchanged.
             items: unsafe { self.base.seq(range) },
+            f: &self.f,
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        UpdateSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq_until(range, stop) },
             f: &self.f,
         }
     }
@@ -247,6 +279,16 @@ macro_rules! deref_adapter {
                 unsafe { self.base.seq(range) }.$method()
             }
 
+            #[inline]
+            unsafe fn seq_until<'a>(
+                &'a self,
+                range: Range<usize>,
+                stop: Stop<'a>,
+            ) -> Self::Seq<'a> {
+                // SAFETY: the caller's range goes to the base unchanged.
+                unsafe { self.base.seq_until(range, stop) }.$method()
+            }
+
             fn hints(&self) -> Hints {
                 self.base.hints()
             }
@@ -285,264 +327,8 @@ deref_adapter! {
     Cloned, Clone, cloned
 }
 
-/// rayon's name for what `map_init` returns: a [`MapState`] whose states `init` makes.
-pub type MapInit<I, INIT, F> = MapState<I, InitFn<INIT>, F>;
-
-/// rayon's name for what `map_with` returns: a [`MapState`] whose states are clones of `T`.
-pub type MapWith<I, T, F> = MapState<I, CloneOf<T>, F>;
-
 /// rayon's name for what `flatten_iter` returns: a [`FlatMapIter`] with the identity.
 pub type FlattenIter<I> = FlatMapIter<I, fn(<I as Producer>::Item) -> <I as Producer>::Item>;
-
-/// Items mapped with a per-range state (`map_init`: made by a closure; `map_with`: cloned from
-/// a value). One state serves one range, that is one member's share under the static schedule.
-#[derive(Clone)]
-#[must_use = "parallel iterator adapters do nothing until a terminal call"]
-pub struct MapState<I, S, F> {
-    pub(crate) base: I,
-    pub(crate) init: S,
-    pub(crate) f: F,
-}
-
-debug_fields!(impl[I: Debug, S: Debug, F] MapState<I, S, F> { base, init });
-
-/// Makes the state of one range for [`MapState`].
-pub trait StateInit: Send + Sync {
-    /// The state.
-    type State;
-    /// A fresh state.
-    fn make(&self) -> Self::State;
-}
-
-/// `map_init`'s closure as a [`StateInit`].
-#[derive(Clone)]
-pub struct InitFn<G>(pub(crate) G);
-
-debug_fields!(impl[G] InitFn<G> (..));
-
-impl<G: Fn() -> T + Send + Sync, T> StateInit for InitFn<G> {
-    type State = T;
-    fn make(&self) -> T {
-        (self.0)()
-    }
-}
-
-/// `map_with`'s value as a [`StateInit`].
-#[derive(Clone, Debug)]
-pub struct CloneOf<T>(pub(crate) T);
-
-impl<T: Clone + Send + Sync> StateInit for CloneOf<T> {
-    type State = T;
-    fn make(&self) -> T {
-        self.0.clone()
-    }
-}
-
-/// The sequential side of [`MapState`].
-pub struct MapStateSeq<'a, J, T, F> {
-    iter: J,
-    state: T,
-    f: &'a F,
-}
-
-debug_fields!(impl['a, J: Debug, T: Debug, F] MapStateSeq<'a, J, T, F> { iter, state });
-
-impl<J: Iterator, T, F: Fn(&mut T, J::Item) -> R, R> Iterator for MapStateSeq<'_, J, T, F> {
-    type Item = R;
-
-    #[inline]
-    fn next(&mut self) -> Option<R> {
-        let x = self.iter.next()?;
-        Some((self.f)(&mut self.state, x))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.iter.size_hint()
-    }
-}
-
-impl<I, S, F, R> Producer for MapState<I, S, F>
-where
-    I: Producer,
-    S: StateInit,
-    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
-    R: Send,
-{
-    type Item = R;
-    type Seq<'a>
-        = MapStateSeq<'a, I::Seq<'a>, S::State, F>
-    where
-        Self: 'a;
-    const EXACT: bool = I::EXACT;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        MapStateSeq {
-            // SAFETY: the caller's range goes to the base unchanged.
-            iter: unsafe { self.base.seq(range) },
-            state: self.init.make(),
-            f: &self.f,
-        }
-    }
-
-    fn hints(&self) -> Hints {
-        self.base.hints()
-    }
-}
-
-impl<I, S, F, R> IndexedParallelIterator for MapState<I, S, F>
-where
-    I: IndexedParallelIterator,
-    S: StateInit,
-    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
-    R: Send,
-{
-}
-
-impl<I, S, F, R> DoubleEndedProducer for MapState<I, S, F>
-where
-    I: IndexedParallelIterator,
-    S: StateInit,
-    F: Fn(&mut S::State, I::Item) -> R + Send + Sync,
-    R: Send,
-{
-    type SeqRev<'a>
-        = MapStateSeq<'a, I::SeqRev<'a>, S::State, F>
-    where
-        Self: 'a;
-
-    #[inline]
-    unsafe fn seq_rev(&self, range: Range<usize>) -> Self::SeqRev<'_> {
-        MapStateSeq {
-            // SAFETY: the caller's range goes to the base unchanged.
-            iter: unsafe { self.base.seq_rev(range) },
-            state: self.init.make(),
-            f: &self.f,
-        }
-    }
-}
-
-/// One accumulator per range, folded from its items (`fold`): under the static schedule, one
-/// per member. Reduce them with `reduce`, `sum` or `collect`.
-#[derive(Clone)]
-#[must_use = "parallel iterator adapters do nothing until a terminal call"]
-pub struct Fold<I, ID, F> {
-    pub(crate) base: I,
-    pub(crate) identity: ID,
-    pub(crate) f: F,
-}
-
-debug_fields!(impl[I: Debug, ID, F] Fold<I, ID, F> { base });
-
-impl<I, ID, F, T> Producer for Fold<I, ID, F>
-where
-    I: Producer,
-    ID: Fn() -> T + Send + Sync,
-    F: Fn(T, I::Item) -> T + Send + Sync,
-    T: Send,
-{
-    type Item = T;
-    type Seq<'a>
-        = FoldSeq<'a, I::Seq<'a>, T, F>
-    where
-        Self: 'a;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        // SAFETY: the caller's range goes to the base unchanged.
-        let items = unsafe { self.base.seq(range) };
-        FoldSeq {
-            todo: Some((items, (self.identity)())),
-            f: &self.f,
-        }
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            late: true,
-            ..self.base.hints()
-        }
-    }
-}
-
-/// The sequential side of [`Fold`] and [`FoldWith`]: one accumulator, folded from the range's
-/// items when it is asked for, so that a search that has its answer by then does not fold
-/// the range (see [`Hints::late`]).
-pub struct FoldSeq<'a, J, T, F> {
-    todo: Option<(J, T)>,
-    f: &'a F,
-}
-
-debug_fields!(impl['a, J: Debug, T: Debug, F] FoldSeq<'a, J, T, F> { todo });
-
-impl<J: Iterator, T, F: Fn(T, J::Item) -> T> Iterator for FoldSeq<'_, J, T, F> {
-    type Item = T;
-
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        let (items, init) = self.todo.take()?;
-        Some(items.fold(init, self.f))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = usize::from(self.todo.is_some());
-        (n, Some(n))
-    }
-}
-
-/// One accumulator per range, started from a clone of a value and folded from the range's
-/// items (`fold_with`): under the static schedule, one per member.
-#[derive(Clone)]
-#[must_use = "parallel iterator adapters do nothing until a terminal call"]
-pub struct FoldWith<I, T, F> {
-    pub(crate) base: I,
-    pub(crate) init: T,
-    pub(crate) f: F,
-}
-
-debug_fields!(impl[I: Debug, T: Debug, F] FoldWith<I, T, F> { base, init });
-
-impl<I, T, F> Producer for FoldWith<I, T, F>
-where
-    I: Producer,
-    T: Clone + Send + Sync,
-    F: Fn(T, I::Item) -> T + Send + Sync,
-{
-    type Item = T;
-    type Seq<'a>
-        = FoldSeq<'a, I::Seq<'a>, T, F>
-    where
-        Self: 'a;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-
-    #[inline]
-    unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        // SAFETY: the caller's range goes to the base unchanged.
-        let items = unsafe { self.base.seq(range) };
-        FoldSeq {
-            todo: Some((items, self.init.clone())),
-            f: &self.f,
-        }
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            late: true,
-            ..self.base.hints()
-        }
-    }
-}
 
 /// The indices of the items a predicate holds for (`positions`), in order.
 #[derive(Clone)]
@@ -571,9 +357,22 @@ where
 
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        let items = range.clone().zip(unsafe { self.base.seq(range) });
         PositionsSeq {
-            // SAFETY: the caller's range goes to the base unchanged.
-            items: range.clone().zip(unsafe { self.base.seq(range) }),
+            items: Stoppable::new(items, None),
+            pred: &self.pred,
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        // SAFETY: the caller's range goes to the base unchanged.
+        let items = range
+            .clone()
+            .zip(unsafe { self.base.seq_until(range, stop) });
+        PositionsSeq {
+            items: Stoppable::new(items, Some(stop)),
             pred: &self.pred,
         }
     }
@@ -585,7 +384,7 @@ where
 
 /// The sequential side of [`Positions`].
 pub struct PositionsSeq<'a, J, P> {
-    items: std::iter::Zip<Range<usize>, J>,
+    items: Stoppable<'a, std::iter::Zip<Range<usize>, J>>,
     pred: &'a P,
 }
 
