@@ -1,13 +1,15 @@
 //! Searches that stop early: `position_first` over `0..n` whose one hit is at index `at`, on
 //! asat and on rayon (each a pool of `--threads`), plainly and after `by_exponential_blocks`,
 //! against std's sequential `position`; with `--last`, `position_last` whose one hit is `at`
-//! items before the end, against std's `rposition`; with `--max-len k`, the parallel searches
-//! go through `with_max_len(k)` (pieces of at most `k` items, dealt as members free up).
+//! items before the end, against std's `rposition`; with `--any`, `position_any` (any hit:
+//! there is one), against std's `position`; with `--max-len k`, the parallel searches go
+//! through `with_max_len(k)` (pieces of at most `k` items, dealt as members free up).
 //!
 //! ```text
 //! cargo run --release --example iter_search -- --n 100000000 --at 10,1000,1000000,50000000
 //! cargo run --release --example iter_search -- --last --at 0,1000,1000000,50000000
 //! cargo run --release --example iter_search -- --max-len 1 --at 10,1000 --forms asat,rayon
+//! cargo run --release --example iter_search -- --any --max-len 1000 --at 10,75000000
 //! ```
 //!
 //! Prints, per hit index, the median time per call of `--reps` calls of each form (the forms
@@ -45,8 +47,11 @@ struct Args {
     )]
     forms: Vec<String>,
     /// Search for the last hit (`position_last`), `at` items before the end.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "any")]
     last: bool,
+    /// Search for any hit (`position_any`).
+    #[arg(long)]
+    any: bool,
     /// Parallel searches after `with_max_len(k)`.
     #[arg(long, value_name = "k", value_parser = clap::value_parser!(u64).range(1..))]
     max_len: Option<u64>,
@@ -86,11 +91,16 @@ fn main() {
         .build()
         .unwrap_or_else(|e| panic!("rayon pool: {e}"));
     let (n, last) = (args.n, args.last);
+    let which = match (args.last, args.any) {
+        (true, _) => Which::Last,
+        (_, true) => Which::Any,
+        _ => Which::First,
+    };
     let max = args.max_len.map_or(usize::MAX, |k| k as usize);
-    let search = if last {
-        "position_last"
-    } else {
-        "position_first"
+    let search = match which {
+        Which::First => "position_first",
+        Which::Last => "position_last",
+        Which::Any => "position_any",
     };
     let pieces = args
         .max_len
@@ -109,10 +119,10 @@ fn main() {
         let run = |form: &str| match form {
             "std" if last => (0..n).rposition(|i| hit(i, at)),
             "std" => (0..n).position(|i| hit(i, at)),
-            "asat" => asat.install(|| on_asat(n, at, max, false, last)),
-            "asat-blocks" => asat.install(|| on_asat(n, at, max, true, last)),
-            "rayon" => rayon.install(|| on_rayon(n, at, max, false, last)),
-            _ => rayon.install(|| on_rayon(n, at, max, true, last)),
+            "asat" => asat.install(|| on_asat(n, at, max, false, which)),
+            "asat-blocks" => asat.install(|| on_asat(n, at, max, true, which)),
+            "rayon" => rayon.install(|| on_rayon(n, at, max, false, which)),
+            _ => rayon.install(|| on_rayon(n, at, max, true, which)),
         };
         let mut times = vec![Vec::new(); args.forms.len()];
         for _ in 0..args.reps {
@@ -140,26 +150,40 @@ fn main() {
     }
 }
 
+/// Which hit a search asks for.
+#[derive(Clone, Copy)]
+enum Which {
+    First,
+    Last,
+    Any,
+}
+
 /// Defines `$name`, the search on the installed pool of `$krate` (asat or rayon: the same
 /// calls through each crate's traits), in pieces of at most `max` items, after
-/// `by_exponential_blocks` when `blocks`, for the last hit when `last`.
+/// `by_exponential_blocks` when `blocks`, for the hit `which` asks for.
 macro_rules! search_on {
     ($name:ident, $krate:ident) => {
-        fn $name(n: usize, at: usize, max: usize, blocks: bool, last: bool) -> Option<usize> {
+        fn $name(n: usize, at: usize, max: usize, blocks: bool, which: Which) -> Option<usize> {
             use $krate::prelude::*;
             let items = (0..n).into_par_iter().with_max_len(max);
             let found = |(k, i): (usize, usize)| hit(i, at).then_some(k);
-            match (blocks, last) {
-                (true, false) => items
+            let is_hit = |i| hit(i, at);
+            match (blocks, which) {
+                (true, Which::First) => items
                     .enumerate()
                     .by_exponential_blocks()
                     .find_map_first(found),
-                (true, true) => items
+                (true, Which::Last) => items
                     .enumerate()
                     .by_exponential_blocks()
                     .find_map_last(found),
-                (false, false) => items.position_first(|i| hit(i, at)),
-                (false, true) => items.position_last(|i| hit(i, at)),
+                (true, Which::Any) => items
+                    .enumerate()
+                    .by_exponential_blocks()
+                    .find_map_any(found),
+                (false, Which::First) => items.position_first(is_hit),
+                (false, Which::Last) => items.position_last(is_hit),
+                (false, Which::Any) => items.position_any(is_hit),
             }
         }
     };

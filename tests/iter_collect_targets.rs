@@ -160,3 +160,33 @@ proptest! {
         })?;
     }
 }
+
+/// A `u128` range's length is known (it stands one item at each index), and the adapters that
+/// make one item of each of their base's pass it on, as rayon's `opt_len` does; those that
+/// drop or add items do not.
+#[test]
+fn opt_len_passes_a_wide_ranges_length_through_the_adapters_that_keep_items() {
+    const N: u128 = 1000;
+    let wide = || (0..N).into_par_iter();
+    let x = 7u8;
+    let keep: [Option<usize>; 10] = [
+        wide().map(|i| i + 1).opt_len(),
+        wide().inspect(|_| ()).opt_len(),
+        wide().update(|i| *i += 1).opt_len(),
+        wide().map(|_| &x).copied().opt_len(),
+        wide().map(|_| &x).cloned().opt_len(),
+        wide().map_init(|| 1, |a, i| i + *a).opt_len(),
+        wide().map_with(1, |a, i| i + *a).opt_len(),
+        wide().panic_fuse().opt_len(),
+        Either::<_, asat::iter::range::Iter<u128>>::Left(wide()).opt_len(),
+        wide().chain(wide()).opt_len().map(|n| n / 2),
+    ];
+    assert_eq!(keep, [Some(N as usize); 10]);
+    assert_eq!(wide().filter(|_| true).opt_len(), None);
+    assert_eq!(wide().chain(wide().filter(|_| true)).opt_len(), None);
+    assert_eq!(wide().flat_map_iter(Some).opt_len(), None);
+    // two lengths whose sum is no `usize`
+    let big = || (0..usize::MAX as u128 - 1).into_par_iter();
+    assert_eq!(big().opt_len(), Some(usize::MAX - 1));
+    assert_eq!(big().chain(big()).opt_len(), None);
+}

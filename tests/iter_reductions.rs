@@ -492,6 +492,78 @@ fn a_search_stops_inside_adapters_that_drop_items() {
             few("positions, find_any");
             assert_eq!(items().filter(first).try_for_each(Err), Err(0));
             few("filter, try_for_each");
+            // the adapters that stop or skip by what the call has seen pass the stop on
+            assert_eq!(
+                items().filter(first).take_any(N).find_any(|_| true),
+                Some(0)
+            );
+            few("filter, take_any, find_any");
+            assert_eq!(
+                items().filter(first).skip_any(0).find_any(|_| true),
+                Some(0)
+            );
+            few("filter, skip_any, find_any");
+            let some = items().filter(first).map(Some).while_some();
+            assert_eq!(some.find_any(|_| true), Some(0));
+            few("filter, while_some, find_any");
+            let taking = items().filter(first).take_any_while(|_| true);
+            assert_eq!(taking.find_any(|_| true), Some(0));
+            few("filter, take_any_while, find_any");
+            let skipping = items().filter(first).skip_any_while(|_| false);
+            assert_eq!(skipping.find_any(|_| true), Some(0));
+            few("filter, skip_any_while, find_any");
+            // and the skipping ones ask it before each item they drop (a `u128` range is not
+            // indexed: `skip_any` claims its items from a shared count)
+            let one = || (0..1).into_par_iter().filter(first);
+            let wide = || {
+                let wide = (0..N as u128).into_par_iter().map(|i| i as usize);
+                wide.inspect(|i| _ = hit_after(i + 1, 0, 1))
+            };
+            assert_eq!(one().chain(wide().skip_any(N)).find_any(|_| true), Some(0));
+            few("chain, skip_any, find_any");
+            let skipping = one().chain(wide().skip_any_while(|_| true));
+            assert_eq!(skipping.find_any(|_| true), Some(0));
+            few("chain, skip_any_while, find_any");
+        });
+    }
+}
+
+/// `any` and `find_any` under `with_max_len` deal their pieces from as many places as the pool
+/// has threads, each going forward, as rayon's halving splits send its second thread to the
+/// far half: where the hits lie only in the second half, they look at a few pieces' items
+/// before a hit, whatever the team (a call may run alone on a shared runtime), where dealt in
+/// index order they looked through the first half. `find_first` keeps the index order.
+#[test]
+fn order_free_searches_deal_their_pieces_from_several_places() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const N: usize = 1 << 20;
+    const PIECE: usize = 1000;
+    for rt in (0..RUNTIMES).map(runtime).filter(|rt| rt.max_threads() > 1) {
+        rt.install(|| {
+            let looked = AtomicUsize::new(0);
+            let late = |i: &usize| {
+                looked.fetch_add(1, Ordering::Relaxed);
+                *i >= N / 2
+            };
+            let few = |what: &str| {
+                let n = looked.swap(0, Ordering::Relaxed);
+                let most = (rt.max_threads() + 2) * PIECE;
+                assert!(n <= most, "{what}: looked at {n} items before a hit");
+            };
+            let items = || (0..N).into_par_iter().with_max_len(PIECE);
+            assert!(items().any(|i| late(&i)));
+            few("any");
+            assert!(items().find_any(late).is_some_and(|i| i >= N / 2));
+            few("find_any");
+            assert!(items().filter(late).find_any(|_| true).is_some());
+            few("filter, find_any");
+            assert_eq!(
+                items().position_any(|i| late(&i)).map(|i| i >= N / 2),
+                Some(true)
+            );
+            few("position_any");
+            assert_eq!(items().find_first(late), Some(N / 2));
+            assert!(looked.swap(0, Ordering::Relaxed) >= N / 2, "find_first");
         });
     }
 }

@@ -48,11 +48,10 @@
 //! # Known differences
 //!
 //! (`known.rs`; file / tests: reason)
-//! - `octillion` / `find_last_octillion_flat`, `find_any_octillion_flat`,
-//!   `filter_find_any_octillion_flat`, `fold_find_any_octillion_flat`: time out (after 10 s):
-//!   `flat_map`'s inner parallel iterators run sequentially on the member that made their
-//!   item, and `with_max_len` pieces are handed out in index order, so a search does not jump
-//!   to the far half as rayon's splits do.
+//! - `octillion` / `find_last_octillion_flat`, `fold_find_any_octillion_flat`: time out
+//!   (after 10 s): `flat_map`'s inner parallel iterators run sequentially on the member that
+//!   made their item, where rayon splits them, so `find_last` reads the last item's 10^18
+//!   inner items forward and a `fold` folds them whole.
 //! - `unit_iter` / `count_repeat_n_clones`: `repeat_n` moves its element into an item and
 //!   clones it for the others, as rayon's, but how many clones a `step_by` over it costs
 //!   follows the split: 2 for `step_by(50)` over 100 repeats, where the test counts the 3 of

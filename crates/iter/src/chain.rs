@@ -86,6 +86,10 @@ where
     fn hints(&self) -> Hints {
         self.a.hints().merge(self.b.hints())
     }
+
+    fn known_len(&self) -> Option<usize> {
+        self.a.known_len()?.checked_add(self.b.known_len()?)
+    }
 }
 
 impl<A, B> DoubleEndedProducer for Chain<A, B>

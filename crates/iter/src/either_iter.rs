@@ -54,6 +54,13 @@ where
             Either::Right(r) => r.hints(),
         }
     }
+
+    fn known_len(&self) -> Option<usize> {
+        match self {
+            Either::Left(l) => l.known_len(),
+            Either::Right(r) => r.known_len(),
+        }
+    }
 }
 
 impl<L, R> IndexedParallelIterator for Either<L, R>

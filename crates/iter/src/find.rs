@@ -24,10 +24,16 @@
 //! [`parallel_reduce_until`](asat_core::Runtime::parallel_reduce_until): before, a member
 //! that found the answer in the first pieces of `with_max_len(1)` over 10^7 items still took
 //! every piece left, a second for a hit at index 10 (`examples/iter_search.rs --max-len`).
+//! `any` and `find_any` deal dynamic pieces from as many places as the pool has threads,
+//! each going forward (`drive::Order::Spread`), as rayon's halving splits
+//! send a second thread to the far half at once: with hits only in the second half of
+//! `with_max_len(1000)` pieces, they look at a few pieces' items before a hit where in index
+//! order they looked through the first half; a hit near the start is found as soon.
 //!
 //! Each range's items are read with [`Producer::seq_until`] under the call's [`Stop`], so the
 //! adapters that drop items (`filter`, `filter_map`, `flat_map`, `flat_map_iter`,
-//! `positions`) ask it before each item of their bases too, as rayon's consumers do: before,
+//! `positions`, `skip_any`, `skip_any_while`) ask it before each item of their bases too, as
+//! rayon's consumers do: before,
 //! `(0..n).into_par_iter().filter(|x| *x > n / 2).find_any(..)` on two members went on through
 //! the first member's half after the second had its answer (see [`Stop`]). They ask it inside
 //! their bases' own loops (a `filter`'s `next` is its base's `find`), which keeps the cost to
@@ -46,7 +52,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::drive;
+use crate::drive::{self, Order};
 use crate::plumbing::{Producer, Stop};
 
 /// Whether `pred` is true for some item of `p`.
@@ -66,6 +72,7 @@ where
         },
         || stop.now(),
         |_| stop,
+        Order::Spread,
     );
     found.into_inner()
 }
@@ -93,6 +100,7 @@ where
         |a, b| a.or(b),
         Option::is_some,
         |_| stop,
+        Order::Spread,
     )
 }
 
@@ -123,6 +131,7 @@ where
         |a, b| a.or(b),
         Option::is_some,
         earlier,
+        Order::Index,
     )
 }
 

@@ -17,6 +17,7 @@ use std::ops::Range;
 
 use crate::fmt::debug_fields;
 use crate::plumbing::{Hints, Producer, Stop, Stoppable};
+use crate::stop::seq_under;
 use crate::IntoParallelIterator;
 
 /// The indices of an inner iterator read at a time.
@@ -175,12 +176,7 @@ impl<P: Producer> Iterator for IntoSeq<'_, P> {
             // Moved on before the producer runs: if it panics, the range counts as asked for.
             self.next = end;
             // SAFETY: `next` only grows, so the ranges asked for are disjoint.
-            let items = unsafe {
-                match self.stop {
-                    None => self.producer.seq(range),
-                    Some(stop) => self.producer.seq_until(range, stop),
-                }
-            };
+            let items = unsafe { seq_under(&self.producer, range, self.stop) };
             self.buffer.extend(items);
         }
     }

@@ -101,7 +101,9 @@ pub trait IndexedParallelIterator: ParallelIterator + DoubleEndedProducer {
     }
 
     /// Hands the items out dynamically in pieces of at most `max` (a larger `with_min_len`
-    /// wins: pieces of one block; `with_max_len(0)` is `with_max_len(1)`, as in rayon).
+    /// wins: pieces of one block; `with_max_len(0)` is `with_max_len(1)`, as in rayon), in
+    /// index order, or for `any` and `find_any` (and their forms) from as many places along
+    /// the items as the pool has threads, each going forward.
     fn with_max_len(self, max: usize) -> MaxLen<Self> {
         let hints = Hints {
             max_len: max.max(1),

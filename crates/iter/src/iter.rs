@@ -326,7 +326,10 @@ pub trait ParallelIterator: Producer + Sized {
 
     /// The number of items if it is known before the call runs: `Some` for indexed iterators,
     /// whose items stand one for one at their indices, and for `u128` and `i128` ranges of
-    /// fewer than `usize::MAX` items, `None` for others (rayon's `opt_len`; see
+    /// fewer than `usize::MAX` items and the adapters over them that make one item of each
+    /// (`map`, `inspect`, `update`, `copied`, `cloned`, `map_init`, `map_with`, `panic_fuse`;
+    /// a `chain` whose two lengths are known and fit a `usize`), `None` for others (rayon's
+    /// `opt_len`; see
     /// [`Producer::known_len`](crate::plumbing::Producer::known_len)).
     fn opt_len(&self) -> Option<usize> {
         self.known_len()

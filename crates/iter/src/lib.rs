@@ -180,10 +180,11 @@
 //! - `u64` and `i64` ranges are indexed (rayon's are not), so the full `0..=u64::MAX`, which
 //!   has more than `usize::MAX` items, panics at the terminal call (see [`range`]); `u128` and
 //!   `i128` ranges are unindexed, as rayon's, and may be of any length.
-//! - A search looks through `with_max_len` pieces in index order, and a `flat_map`'s inner
-//!   iterators run sequentially on the member that made their item, so a search of
-//!   astronomically many items for a hit far from the start does not end, where rayon's
-//!   splits reach the far half at once.
+//! - A `flat_map`'s inner iterators run sequentially on the member that made their item, so
+//!   a `find_last` of a `flat_map` whose last item's inner iterator is astronomically long,
+//!   or a `fold` over one before a search, does not end, where rayon splits the inner
+//!   iterators too. (`any` and `find_any` deal `with_max_len` pieces from as many places as
+//!   the pool has threads, so they reach the far half at once, as rayon's splits do.)
 //! - `skip` makes its skipped items (a `map` before it runs for them) in the call's ranges, as
 //!   rayon's and std's, but only in calls that ask for its first item (not in a search from
 //!   the end that stops early, nor when it skips every item: see [`indexed::Slice`]), where

@@ -118,6 +118,9 @@ impl<I: Producer> Producer for PanicFuse<I> {
     fn hints(&self) -> Hints {
         self.base.hints()
     }
+    fn known_len(&self) -> Option<usize> {
+        self.base.known_len()
+    }
 }
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {}

@@ -186,7 +186,8 @@ pub trait Producer: Send + Sync {
     /// How many items the producer yields, when that is known before a call runs (what
     /// [`opt_len`](crate::ParallelIterator::opt_len) says): by default the length of an exact
     /// producer and `None` for others; an inexact one that knows (a `u128` range of fewer
-    /// than `usize::MAX` items) says so.
+    /// than `usize::MAX` items, an adapter that makes one item of each of its base's over
+    /// one) says so.
     fn known_len(&self) -> Option<usize> {
         Self::EXACT.then(|| self.base_len())
     }

@@ -1,7 +1,10 @@
 //! The stop of a call that may end early, and the iterator through which the adapters that
 //! drop items read their bases under it: see [`Stop`].
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::plumbing::Producer;
 
 /// When a call that may end early (a search, a `try_` call) has its answer: a flag that
 /// another member sets, or a shared index that has fallen below a bound (`find_first`: an
@@ -18,7 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// [`Producer::seq_until`](crate::plumbing::Producer::seq_until) and a `Stop`: the adapters
 /// that drop items read their base's items through [`Stoppable`], which ends once the stop
 /// says so, and the adapters that keep items (`map`, `inspect`, `chain`, ...) pass the stop on
-/// to their bases. A producer that does neither (the default) yields every item of the range,
+/// to their bases, as do those that stop or skip by what the call has seen (`take_any`,
+/// `while_some`, `take_any_while`; `skip_any` and `skip_any_while` also ask it before each
+/// item they drop). A producer that does neither (the default) yields every item of the range,
 /// and the call still stops before the next item it yields. A `fold` does not pass it on: its
 /// item is the fold of a whole range, which a stop must not cut short (the search would see a
 /// fold of part of the range as an item).
@@ -137,6 +142,27 @@ impl<I: Iterator> Iterator for Stoppable<'_, I> {
                 }
                 acc
             }
+        }
+    }
+}
+
+/// `p`'s items of `range`: under `stop` when there is one
+/// ([`Producer::seq_until`]), else all of them ([`Producer::seq`]).
+///
+/// # Safety
+///
+/// As for [`Producer::seq`].
+#[inline]
+pub(crate) unsafe fn seq_under<'a, P: Producer>(
+    p: &'a P,
+    range: Range<usize>,
+    stop: Option<Stop<'a>>,
+) -> P::Seq<'a> {
+    // SAFETY: the caller keeps `seq`'s rule.
+    unsafe {
+        match stop {
+            Some(stop) => p.seq_until(range, stop),
+            None => p.seq(range),
         }
     }
 }

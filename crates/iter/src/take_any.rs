@@ -21,7 +21,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{Hints, Producer, Stop};
+use crate::stop::seq_under;
 
 /// `min(n, len)` items from anywhere in the iterator (`take_any`); see the
 /// [module docs](self).
@@ -92,6 +93,58 @@ impl<I> SkipAny<I> {
     }
 }
 
+impl<I: Producer> TakeAny<I> {
+    /// The items of `range`, under `stop` when a call may end early (passed to the base).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Producer::seq`].
+    #[inline]
+    unsafe fn read<'a>(
+        &'a self,
+        range: Range<usize>,
+        stop: Option<Stop<'a>>,
+    ) -> Claiming<'a, I::Seq<'a>, true> {
+        Claiming {
+            // SAFETY: the caller's range goes to the base unchanged (within the first `n`
+            // indices when exact).
+            items: unsafe { seq_under(&self.base, range, stop) },
+            claimed: (!I::EXACT).then_some(&self.claimed),
+            n: self.n,
+            stop,
+        }
+    }
+}
+
+impl<I: Producer> SkipAny<I> {
+    /// The items of `range`, under `stop` when a call may end early (passed to the base, and
+    /// asked before each item dropped).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Producer::seq`].
+    #[inline]
+    unsafe fn read<'a>(
+        &'a self,
+        range: Range<usize>,
+        stop: Option<Stop<'a>>,
+    ) -> Claiming<'a, I::Seq<'a>, false> {
+        let (range, claimed) = if I::EXACT {
+            (range.start + self.n..range.end + self.n, None)
+        } else {
+            (range, Some(&self.claimed))
+        };
+        Claiming {
+            // SAFETY: a shift of the caller's disjoint ranges stays disjoint, and within the
+            // base (exact: its length less `n` is this producer's).
+            items: unsafe { seq_under(&self.base, range, stop) },
+            claimed,
+            n: self.n,
+            stop,
+        }
+    }
+}
+
 impl<I> WhileSome<I> {
     pub(crate) fn new(base: I) -> Self {
         Self {
@@ -120,13 +173,14 @@ impl<I: Producer> Producer for TakeAny<I> {
 
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        Claiming {
-            // SAFETY: the caller's range goes to the base unchanged (within the first `n`
-            // indices when exact).
-            items: unsafe { self.base.seq(range) },
-            claimed: (!I::EXACT).then_some(&self.claimed),
-            n: self.n,
-        }
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, None) }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, Some(stop)) }
     }
 
     fn hints(&self) -> Hints {
@@ -153,18 +207,14 @@ impl<I: Producer> Producer for SkipAny<I> {
 
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        let (range, claimed) = if I::EXACT {
-            (range.start + self.n..range.end + self.n, None)
-        } else {
-            (range, Some(&self.claimed))
-        };
-        Claiming {
-            // SAFETY: a shift of the caller's disjoint ranges stays disjoint, and within the
-            // base (exact: its length less `n` is this producer's).
-            items: unsafe { self.base.seq(range) },
-            claimed,
-            n: self.n,
-        }
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, None) }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, Some(stop)) }
     }
 
     fn hints(&self) -> Hints {
@@ -179,6 +229,8 @@ pub struct Claiming<'a, J, const TAKE: bool> {
     items: J,
     claimed: Option<&'a AtomicUsize>,
     n: usize,
+    /// The call's stop, asked before each item `skip_any` drops.
+    stop: Option<Stop<'a>>,
 }
 
 impl<J: Iterator, const TAKE: bool> Iterator for Claiming<'_, J, TAKE> {
@@ -204,6 +256,9 @@ impl<J: Iterator, const TAKE: bool> Iterator for Claiming<'_, J, TAKE> {
                 // Made, but `n` items were claimed first: dropped, and this range is done.
                 return None;
             }
+            if self.stop.is_some_and(Stop::now) {
+                return None;
+            }
         }
     }
 }
@@ -224,6 +279,15 @@ impl<T: Send, I: Producer<Item = Option<T>>> Producer for WhileSome<I> {
         WhileSomeSeq {
             // SAFETY: the caller's range goes to the base unchanged.
             items: unsafe { self.base.seq(range) },
+            stopped: &self.stopped,
+        }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        WhileSomeSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq_until(range, stop) },
             stopped: &self.stopped,
         }
     }

@@ -28,7 +28,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::fmt::debug_fields;
-use crate::plumbing::{Hints, Producer};
+use crate::plumbing::{Hints, Producer, Stop};
+use crate::stop::seq_under;
 
 /// Items from anywhere in the iterator until `pred` rejects one (`take_any_while`); see the
 /// [module docs](self).
@@ -110,6 +111,16 @@ where
         }
     }
 
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        TakeAnyWhileSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { self.base.seq_until(range, stop) },
+            pred: &self.pred,
+            taking: &self.taking,
+        }
+    }
+
     fn hints(&self) -> Hints {
         self.base.hints()
     }
@@ -163,17 +174,42 @@ where
 
     #[inline]
     unsafe fn seq(&self, range: Range<usize>) -> Self::Seq<'_> {
-        SkipAnyWhileSeq {
-            // SAFETY: the caller's range goes to the base unchanged.
-            items: unsafe { self.base.seq(range) },
-            pred: &self.pred,
-            skipping: &self.skipping,
-            passing: false,
-        }
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, None) }
+    }
+
+    #[inline]
+    unsafe fn seq_until<'a>(&'a self, range: Range<usize>, stop: Stop<'a>) -> Self::Seq<'a> {
+        // SAFETY: the caller keeps `seq`'s rule.
+        unsafe { self.read(range, Some(stop)) }
     }
 
     fn hints(&self) -> Hints {
         self.base.hints()
+    }
+}
+
+impl<I: Producer, P> SkipAnyWhile<I, P> {
+    /// The items of `range`, under `stop` when a call may end early (passed to the base, and
+    /// asked before each item skipped).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Producer::seq`].
+    #[inline]
+    unsafe fn read<'a>(
+        &'a self,
+        range: Range<usize>,
+        stop: Option<Stop<'a>>,
+    ) -> SkipAnyWhileSeq<'a, I::Seq<'a>, P> {
+        SkipAnyWhileSeq {
+            // SAFETY: the caller's range goes to the base unchanged.
+            items: unsafe { seq_under(&self.base, range, stop) },
+            pred: &self.pred,
+            skipping: &self.skipping,
+            passing: false,
+            stop,
+        }
     }
 }
 
@@ -184,6 +220,8 @@ pub struct SkipAnyWhileSeq<'a, J, P> {
     skipping: &'a AtomicBool,
     /// This range met a rejected item or saw the flag clear: the rest passes.
     passing: bool,
+    /// The call's stop, asked before each item skipped.
+    stop: Option<Stop<'a>>,
 }
 
 debug_fields!(impl['a, J: Debug, P] SkipAnyWhileSeq<'a, J, P> { items, skipping, passing });
@@ -198,6 +236,9 @@ impl<J: Iterator, P: Fn(&J::Item) -> bool> Iterator for SkipAnyWhileSeq<'_, J, P
             if !self.passing {
                 if self.skipping.load(Ordering::Relaxed) {
                     if (self.pred)(&item) {
+                        if self.stop.is_some_and(Stop::now) {
+                            return None;
+                        }
                         continue;
                     }
                     self.skipping.store(false, Ordering::Relaxed);

@@ -207,6 +207,7 @@ where
         |_| failed.load(Ordering::Relaxed),
         // Nor does a `filter` look at more items.
         |_| Stop::flag(&failed),
+        drive::Order::Index,
     );
     match result {
         Partial::Ok(t) => t,

@@ -121,6 +121,9 @@ where
     fn hints(&self) -> Hints {
         self.base.hints()
     }
+    fn known_len(&self) -> Option<usize> {
+        self.base.known_len()
+    }
 }
 
 impl<I, S, F, R> IndexedParallelIterator for MapState<I, S, F>

@@ -76,6 +76,10 @@ macro_rules! closure_adapter {
             fn hints(&self) -> Hints {
                 self.base.hints()
             }
+
+            fn known_len(&self) -> Option<usize> {
+                closure_adapter!(@known $indexed self)
+            }
         }
 
         closure_adapter!(@indexed $indexed $name [$($g),*] [$($bounds)*]);
@@ -93,6 +97,9 @@ macro_rules! closure_adapter {
     (@read false $base:ident, $stop:expr) => { $base };
     (@exact true) => { I::EXACT };
     (@exact false) => { false };
+    // One item for each of the base's: its count is the base's.
+    (@known true $self:ident) => { $self.base.known_len() };
+    (@known false $self:ident) => { None };
 }
 
 closure_adapter! {
@@ -173,6 +180,9 @@ impl<I: Producer, F: Fn(&mut I::Item) + Send + Sync> Producer for Update<I, F> {
 
     fn hints(&self) -> Hints {
         self.base.hints()
+    }
+    fn known_len(&self) -> Option<usize> {
+        self.base.known_len()
     }
 }
 
@@ -291,6 +301,10 @@ macro_rules! deref_adapter {
 
             fn hints(&self) -> Hints {
                 self.base.hints()
+            }
+
+            fn known_len(&self) -> Option<usize> {
+                self.base.known_len()
             }
         }
 

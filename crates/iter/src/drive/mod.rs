@@ -5,7 +5,9 @@
 //! that none is shorter, as none of rayon's pieces is) and shares the blocks among the team
 //! with the call's schedule:
 //! static by default (one contiguous run of blocks per member), dynamic pieces of at most
-//! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`. A call
+//! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`.
+//! Dynamic pieces go out in index order, but for `any` and `find_any`, whose answer may lie
+//! anywhere, from as many places as the pool has threads (`Order::Spread`). A call
 //! with a single block runs on the calling thread alone ([`Runtime::alone`]), and so does a
 //! static call made by a member of a running region (inline, as a nested region); such a call
 //! under a schedule that deals pieces runs as an inline region, whose one member takes the
@@ -55,8 +57,11 @@ use crate::blocks;
 use crate::plumbing::{Hints, Producer, Rounds, Stop};
 
 mod reduce;
+mod spread;
 
 pub(crate) use reduce::{fold_ranges, fold_ranges_until, reduce, reduce_until};
+pub(crate) use spread::Order;
+use spread::Spread;
 
 /// How a call's index space is split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +74,9 @@ pub(crate) struct Plan {
     blocks: usize,
     /// How blocks are shared, in blocks.
     schedule: Schedule,
+    /// Under a dynamic schedule, the pieces go out from this many places at once (see
+    /// [`Order::Spread`]); 0: in index order.
+    places: usize,
 }
 
 impl Plan {
@@ -95,6 +103,53 @@ impl Plan {
             block,
             blocks,
             schedule,
+            places: 0,
+        }
+    }
+
+    /// This plan with its pieces dealt in `order`, from as many places as `threads` under
+    /// [`Order::Spread`].
+    #[inline]
+    fn in_order(mut self, order: Order, threads: usize) -> Plan {
+        if order == Order::Spread
+            && threads > 1
+            && matches!(self.schedule, Schedule::Dynamic { .. })
+        {
+            self.places = threads;
+        }
+        self
+    }
+
+    /// What the call deals, and how: ranges of blocks, or under [`Order::Spread`] one slot at
+    /// a time, each standing for the blocks [`dealt`](Plan::dealt) says.
+    #[inline]
+    fn dealing(&self) -> (Range<usize>, Schedule) {
+        match self.spread() {
+            Some(spread) => (0..spread.slots(), Schedule::dynamic(1)),
+            None => (0..self.blocks, self.schedule),
+        }
+    }
+
+    /// The blocks of the dealt range `d` (of [`dealing`](Plan::dealing)'s; empty for a slot
+    /// that stands for none).
+    #[inline]
+    fn dealt(&self, d: Range<usize>) -> Range<usize> {
+        match self.spread() {
+            Some(spread) => spread.piece(d.start),
+            None => d,
+        }
+    }
+
+    /// How the pieces go out from several places, if they do.
+    #[inline]
+    fn spread(&self) -> Option<Spread> {
+        match self.schedule {
+            Schedule::Dynamic { chunk } if self.places > 1 => Some(Spread {
+                places: self.places,
+                chunk,
+                blocks: self.blocks,
+            }),
+            _ => None,
         }
     }
 
@@ -121,6 +176,7 @@ fn nested() -> bool {
 pub(crate) struct Space {
     len: usize,
     hints: Hints,
+    order: Order,
 }
 
 impl Space {
@@ -130,7 +186,14 @@ impl Space {
         Space {
             len: p.base_len(),
             hints: p.hints(),
+            order: Order::Index,
         }
+    }
+
+    /// This space with its pieces dealt in `order` (when a schedule deals them).
+    #[inline]
+    pub(crate) fn in_order(self, order: Order) -> Space {
+        Space { order, ..self }
     }
 
     /// How many indices the space has.
@@ -148,6 +211,7 @@ impl Space {
                 rounds: None,
                 ..self.hints
             },
+            order: self.order,
         }
     }
 }
@@ -172,16 +236,16 @@ where
 /// whose items come late ([`Hints::late`]: a `fold`) each range looked through in pieces of
 /// `with_min_len` (at least 1), twice as many, ... indices (see [`growing`]), none after
 /// `done()`. Each piece's items are read under `stop(piece.start)` (see
-/// [`Producer::seq_until`]).
+/// [`Producer::seq_until`]); dealt pieces go out in `order`.
 #[inline]
-pub(crate) fn run_until<'p, P, F, D, S>(p: &'p P, f: F, done: D, stop: S)
+pub(crate) fn run_until<'p, P, F, D, S>(p: &'p P, f: F, done: D, stop: S, order: Order)
 where
     P: Producer,
     F: Fn(Range<usize>, P::Seq<'p>) + Sync,
     D: Fn() -> bool + Sync,
     S: Fn(usize) -> Stop<'p> + Sync,
 {
-    let space = Space::of(p);
+    let space = Space::of(p).in_order(order);
     let hints = space.hints;
     let done = &done;
     let job = move |r: Range<usize>| {
@@ -292,7 +356,7 @@ where
             let job = move |b| job(plan.items(b));
             return rt.parallel_for_chunks(0..plan.blocks, Schedule::Static, job);
         }
-        run_dealt(rt, plan, &job, done);
+        run_dealt(rt, plan.in_order(space.order, rt.max_threads()), &job, done);
     });
 }
 
@@ -307,8 +371,14 @@ where
     D: Fn() -> bool + Sync,
 {
     let panics = Panics::default();
-    let piece = |b| _ = panics.catch(|| job(plan.items(b)));
-    rt.parallel_for_chunks_until(0..plan.blocks, plan.schedule, piece, done);
+    let piece = |d| {
+        let b = plan.dealt(d);
+        if !b.is_empty() {
+            _ = panics.catch(|| job(plan.items(b)));
+        }
+    };
+    let (deal, schedule) = plan.dealing();
+    rt.parallel_for_chunks_until(deal, schedule, piece, done);
     panics.resume();
 }
 

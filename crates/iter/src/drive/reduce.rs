@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use asat_core::{Runtime, Schedule};
 
-use super::{blocks, nested, pieces, shift, Panics, Plan, Space};
+use super::{blocks, nested, pieces, shift, Order, Panics, Plan, Space};
 use crate::plumbing::{Producer, Rounds, Stop};
 
 /// Folds the items of `p` range by range into accumulators started by `identity` and combines
@@ -33,7 +33,7 @@ where
 /// run (see [`blocks`]); for a chain whose items come late ([`Hints::late`]), each range is
 /// folded in pieces of `with_min_len` (at least 1), twice as many, ... indices (see
 /// [`growing`]), none after its result satisfies `done`. Each piece's items are read under
-/// `stop(piece.start)` (see [`Producer::seq_until`]).
+/// `stop(piece.start)` (see [`Producer::seq_until`]); dealt pieces go out in `order`.
 #[inline]
 pub(crate) fn reduce_until<'p, P, A, ID, F, C, D, S>(
     p: &'p P,
@@ -42,6 +42,7 @@ pub(crate) fn reduce_until<'p, P, A, ID, F, C, D, S>(
     combine: C,
     done: D,
     stop: S,
+    order: Order,
 ) -> A
 where
     P: Producer,
@@ -52,7 +53,7 @@ where
     D: Fn(&A) -> bool + Sync,
     S: Fn(usize) -> Stop<'p> + Sync,
 {
-    let space = Space::of(p);
+    let space = Space::of(p).in_order(order);
     let hints = space.hints;
     let done = &done;
     let job = move |mut acc, r: Range<usize>| {
@@ -151,6 +152,7 @@ where
                 &combine,
             );
         }
+        let plan = plan.in_order(space.order, rt.max_threads());
         reduce_pieces(rt, plan, identity, fold, combine, done)
     })
 }
@@ -246,11 +248,16 @@ where
         }
         acc
     };
+    let (deal, schedule) = plan.dealing();
     let mut pieces = rt.parallel_reduce_until(
-        0..plan.blocks,
-        plan.schedule,
+        deal,
+        schedule,
         Vec::new,
-        |mut pieces: Vec<(usize, usize, A)>, b| {
+        |mut pieces: Vec<(usize, usize, A)>, d| {
+            let b = plan.dealt(d);
+            if b.is_empty() {
+                return pieces;
+            }
             let (start, end) = (b.start, b.end);
             let (start, acc) = match pieces.pop() {
                 Some((first, last, acc)) if last == start => (first, Some(acc)),

@@ -48,14 +48,35 @@ fn assert_tiles(mut ranges: Vec<Range<usize>>, len: usize, what: &str) {
 fn ranges_tile_the_space_under_every_split_and_team() {
     crate::testing::on_every_team(|k| {
         for hints in every_split() {
-            for len in [0, 1, 3, 4, 17, 100] {
+            for (len, order) in [0, 1, 3, 4, 17, 100]
+                .into_iter()
+                .flat_map(|len| [(len, Order::Index), (len, Order::Spread)])
+            {
                 let seen = Mutex::new(Vec::new());
-                ranges(Space { len, hints }, |r| seen.lock().unwrap().push(r));
-                let what = format!("team {k}, {len} indices, {hints:?}");
+                ranges(Space { len, hints, order }, |r| {
+                    seen.lock().unwrap().push(r)
+                });
+                let what = format!("team {k}, {len} indices, {hints:?}, {order:?}");
                 assert_tiles(seen.into_inner().unwrap(), len, &what);
             }
         }
     });
+}
+
+/// A plan deals the pieces of its dynamic schedule from several places only when asked to.
+#[test]
+fn a_plan_spreads_its_pieces_when_asked_to() {
+    let plan = Plan::new(100, hints(0, 10, None));
+    assert_eq!(plan.dealing(), (0..100, Schedule::dynamic(10)));
+    assert_eq!(plan.dealt(30..40), 30..40);
+    let spread = plan.in_order(Order::Spread, 3);
+    assert_eq!(spread.dealing(), (0..12, Schedule::dynamic(1)));
+    let firsts: Vec<_> = (0..4).map(|d| spread.dealt(d..d + 1)).collect();
+    assert_eq!(firsts, [0..10, 30..40, 60..70, 10..20]);
+    assert_eq!(plan.in_order(Order::Spread, 1), plan);
+    assert_eq!(plan.in_order(Order::Index, 3), plan);
+    let statik = Plan::new(100, hints(0, 0, None)).in_order(Order::Spread, 3);
+    assert_eq!(statik.dealing(), (0..100, Schedule::Static));
 }
 
 #[test]
@@ -65,7 +86,11 @@ fn folded_ranges_come_back_in_index_order() {
             for len in [0, 1, 3, 4, 17, 100] {
                 // Not commutative: the ranges come back in the order they are combined.
                 let got = fold_ranges(
-                    Space { len, hints },
+                    Space {
+                        len,
+                        hints,
+                        order: Order::Index,
+                    },
                     Vec::new,
                     |mut v, r| {
                         v.push(r);
