@@ -135,7 +135,11 @@ impl Plan {
     #[inline]
     fn dealt(&self, d: Range<usize>) -> Range<usize> {
         match self.spread() {
-            Some(spread) => spread.piece(d.start),
+            Some(spread) => {
+                // `dealing` deals one slot at a time.
+                debug_assert_eq!(d.len(), 1, "slots {d:?} dealt at once");
+                spread.piece(d.start)
+            }
             None => d,
         }
     }
