@@ -10,8 +10,11 @@
 //! - `native`: the runtime's own call, `rt.parallel_slice_mut(y, Schedule::Static, ..)` and
 //!   `rt.parallel_reduce(0..n, Schedule::Static, ..)`;
 //! - `iter`: `y.par_iter_mut().zip(x).for_each(..)` and `x.par_iter().zip(y).map(..).sum()`
-//!   with asat's prelude, on the same runtime, installed once around the whole burst of calls;
-//! - `iter_install`: the same, with `rt.install(|| ..)` around every call;
+//!   with asat's prelude, on the same runtime, installed on the bench's thread once around the
+//!   whole burst of calls (`rt.install_here`);
+//! - `iter_here`: the same, with `rt.install_here(|| ..)` around every call (installing the
+//!   runtime on the calling thread costs nothing; `rt.install`, which hands its closure to a
+//!   pool thread as rayon's does, would add two thread wake-ups to every call);
 //! - `rayon_main`: the same code with rayon's prelude, called from the bench's own thread on
 //!   rayon's global pool (built with 2 threads), as a program's main loop calls it: each call
 //!   enters the pool from outside.
@@ -131,18 +134,18 @@ enum Kernel {
 enum Form {
     Native,
     Iter,
-    IterInstall,
+    IterHere,
     RayonMain,
 }
 
 impl Form {
-    const ALL: [Form; 4] = [Form::Native, Form::Iter, Form::IterInstall, Form::RayonMain];
+    const ALL: [Form; 4] = [Form::Native, Form::Iter, Form::IterHere, Form::RayonMain];
 
     fn name(self) -> &'static str {
         match self {
             Form::Native => "native",
             Form::Iter => "iter",
-            Form::IterInstall => "iter_install",
+            Form::IterHere => "iter_here",
             Form::RayonMain => "rayon_main",
         }
     }
@@ -268,8 +271,8 @@ fn burst(form: Form, kernel: Kernel, rt: &Runtime, x: &[f64], y: &mut [f64], n: 
         (Form::Native, Kernel::Dot) => timed(n, || {
             black_box(native_forms::dot(rt, x, y));
         }),
-        (Form::Iter, _) => rt.install(|| timed(n, || iter_call(kernel, x, y))),
-        (Form::IterInstall, _) => timed(n, || rt.install(|| iter_call(kernel, x, y))),
+        (Form::Iter, _) => rt.install_here(|| timed(n, || iter_call(kernel, x, y))),
+        (Form::IterHere, _) => timed(n, || rt.install_here(|| iter_call(kernel, x, y))),
         (Form::RayonMain, Kernel::Axpy) => timed(n, || rayon_forms::axpy(A, x, y)),
         (Form::RayonMain, Kernel::Dot) => timed(n, || {
             black_box(rayon_forms::dot(x, y));
@@ -290,7 +293,7 @@ fn check(rt: &Runtime) {
             assert_eq!(y, want_y, "{} axpy over {n}", form.name());
             let got = match form {
                 Form::Native => native_forms::dot(rt, x, y0),
-                Form::Iter | Form::IterInstall => rt.install(|| iter_forms::dot(x, y0)),
+                Form::Iter | Form::IterHere => rt.install_here(|| iter_forms::dot(x, y0)),
                 Form::RayonMain => rayon_forms::dot(x, y0),
             };
             assert!(
@@ -334,7 +337,7 @@ struct Rounds {
 }
 
 /// The forms on the asat runtime, interleaved burst by burst within a round.
-const ASAT_FORMS: [Form; 3] = [Form::Native, Form::Iter, Form::IterInstall];
+const ASAT_FORMS: [Form; 3] = [Form::Native, Form::Iter, Form::IterHere];
 
 /// The interleaved measurements of one row: per form (in `Form::ALL`'s order), the time per
 /// call of each round, in seconds.
@@ -404,14 +407,14 @@ fn summary(results: &[(&str, Row, Vec<Vec<f64>>)], rounds: usize) {
         "row",
         "native",
         "iter",
-        "iter_install",
+        "iter_here",
         "rayon_main",
         "iter/native",
-        "iter_install/nat.",
+        "iter_here/nat.",
         "rayon_main/iter"
     );
     // Indices into Form::ALL.
-    let (native, iter, install, rayon) = (0, 1, 2, 3);
+    let (native, iter, here, rayon) = (0, 1, 2, 3);
     for (load, row, t) in results {
         let us = |i: usize| median(t[i].clone()) * 1e6;
         let iter_native = ratio(&t[iter], &t[native]);
@@ -434,10 +437,10 @@ fn summary(results: &[(&str, Row, Vec<Vec<f64>>)], rounds: usize) {
             row.name(),
             us(native),
             us(iter),
-            us(install),
+            us(here),
             us(rayon),
             iter_native,
-            ratio(&t[install], &t[native]),
+            ratio(&t[here], &t[native]),
             rayon_iter,
             targets.join(", ")
         );

@@ -119,8 +119,8 @@ fn main() {
         let run = |form: &str| match form {
             "std" if last => (0..n).rposition(|i| hit(i, at)),
             "std" => (0..n).position(|i| hit(i, at)),
-            "asat" => asat.install(|| on_asat(n, at, max, false, which)),
-            "asat-blocks" => asat.install(|| on_asat(n, at, max, true, which)),
+            "asat" => asat.install_here(|| on_asat(n, at, max, false, which)),
+            "asat-blocks" => asat.install_here(|| on_asat(n, at, max, true, which)),
             "rayon" => rayon.install(|| on_rayon(n, at, max, false, which)),
             _ => rayon.install(|| on_rayon(n, at, max, true, which)),
         };

@@ -155,6 +155,11 @@ macro_rules! policy_suite {
                 fn spawned_jobs_run_once_on_their_runtime() {
                     super::pool_api::spawn(&rt());
                 }
+
+                #[test]
+                fn install_runs_on_a_thread_of_the_runtime() {
+                    super::pool_api::install(&rt());
+                }
             }
         )*
     };

@@ -60,9 +60,10 @@
 //!   than rayon's `len - 1`.
 //! - rayon-core's: `core_double_init_fail` (asat's own message for a second `build_global`),
 //!   `core_init_zero_threads` (`num_threads(0)` is an error, as asat's issue 14 asks;
-//!   rayon takes 0 for its default), `core_scoped_threadpool` (3 tests) and
-//!   `core_stack_overflow_crash`: asat's `install` runs `op` on the calling thread, so its
-//!   thread-locals, stack and name are the caller's; `core_use_current_thread`
+//!   rayon takes 0 for its default), `core_scoped_threadpool` (`spawn_scoped_tls_threadpool`,
+//!   `build_scoped_tls_threadpool`): asat's `install` runs `op` on a thread the pool starts
+//!   itself, not on one of the spawn handler's, so the thread-locals the handler sets are not
+//!   there; `core_use_current_thread`
 //!   (`use_current_thread` does nothing: the caller is member 0 of every call already);
 //!   `named-threads` (the thread that makes a call keeps its own name).
 //!

@@ -81,9 +81,9 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Runs `f` with the case's runtime installed.
+    /// Runs `f` on the calling thread with the case's runtime installed.
     pub fn run<R>(&self, f: impl FnOnce() -> R) -> R {
-        runtime(self.rt).install(f)
+        runtime(self.rt).install_here(f)
     }
 
     /// `it` with the case's hints.

@@ -1,6 +1,6 @@
-//! The suite's cases for rayon's thread-pool calls beyond `join` and `scope`: `broadcast`
-//! and the `spawn` family, run against every policy by `policy_suite!` (in a file of their
-//! own to keep `policy_suite.rs` short).
+//! The suite's cases for rayon's thread-pool calls beyond `join` and `scope`: `broadcast`,
+//! the `spawn` family and `install`, run against every policy by `policy_suite!` (in a file of
+//! their own to keep `policy_suite.rs` short).
 
 use asat::prelude::*;
 use asat::{current_num_threads, current_thread_index, Runtime};
@@ -92,4 +92,37 @@ pub fn spawn(rt: &Runtime) {
     got.extend((1..n).map(|_| rx.recv_timeout(LIMIT).unwrap().0));
     got.sort();
     assert_eq!(got, (0..n).collect::<Vec<_>>());
+}
+
+/// `install` runs its closure on a thread of the runtime, not the caller's, where the calls it
+/// makes are the runtime's; nested, and inside one of the runtime's calls, it runs inline; a
+/// panic comes back to the caller and the runtime goes on.
+pub fn install(rt: &Runtime) {
+    let me = std::thread::current().id();
+    let v: Vec<u64> = (0..10_000).collect();
+    for _ in 0..20 {
+        let (on, sum, nested_on, n) = rt.install(|| {
+            let on = std::thread::current().id();
+            let sum: u64 = v.par_iter().map(|x| x * 2).sum();
+            let nested_on = rt.install(|| std::thread::current().id());
+            (on, sum, nested_on, current_num_threads())
+        });
+        assert_ne!(on, me);
+        assert_eq!((on, sum, n), (nested_on, 99_990_000, rt.max_threads()));
+    }
+    let moved = rt.install(|| {
+        (0..1000)
+            .into_par_iter()
+            .filter(|_| {
+                let here = (std::thread::current().id(), current_thread_index());
+                rt.install(|| (std::thread::current().id(), current_thread_index())) != here
+            })
+            .count()
+    });
+    assert_eq!(moved, 0);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        rt.install(|| v.par_iter().for_each(|x| assert!(*x != 5_000, "item 5000")))
+    }));
+    assert_eq!(*r.unwrap_err().downcast_ref::<&str>().unwrap(), "item 5000");
+    assert_eq!(rt.install(|| v.par_iter().count()), 10_000);
 }

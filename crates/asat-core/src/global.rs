@@ -8,9 +8,11 @@
 //! # Which runtime a call runs on
 //!
 //! Clients that do not hold a [`Runtime`] (the parallel iterators, [`join`]) run on the
-//! *current* runtime ([`Runtime::with_current`]): the one [installed](Runtime::install) on the
-//! calling thread, or else the global one. A runtime's workers have it installed for life, and
-//! a [spawned](crate::spawn) job has its runtime installed while it runs. (A region's member
+//! *current* runtime ([`Runtime::with_current`]): the one installed on the calling thread, or
+//! else the global one. A runtime's workers have it installed for life; a
+//! [spawned](crate::spawn) job, and the closure of [`Runtime::install`] (which runs on one of
+//! the runtime's spawn threads, as rayon's runs on a pool thread), have it installed while they
+//! run; [`Runtime::install_here`] installs it on the calling thread itself. (A region's member
 //! 0 is the thread that started it, with whatever that thread had installed.) The global
 //! runtime is built on first use from the
 //! `ASAT_*` environment variables, as rayon's global pool and OpenMP's defaults are, unless
@@ -307,14 +309,6 @@ impl Runtime {
                 Builder::new().build_defaults()
             })
         })
-    }
-
-    /// Runs `f` on the calling thread with this runtime installed: parallel calls made inside
-    /// `f` (iterators, [`join`]) run on it, and [`current_num_threads`] is its size. Returns
-    /// what `f` returns; a panic in `f` propagates. (rayon runs `f` on a pool thread; here it
-    /// runs on the caller, which is member 0 of every team it starts.)
-    pub fn install<R>(&self, f: impl FnOnce() -> R) -> R {
-        current::install(self, f)
     }
 
     /// Calls `f` with the current runtime: the one installed on this thread, or the global one.

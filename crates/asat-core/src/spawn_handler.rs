@@ -9,10 +9,13 @@
 //! that is slow to call [`ThreadBuilder::run`], or never calls it, does to the pool's calls is
 //! on [`ThreadBuilder`]; the protocol is in the [`Runtime`](crate::Runtime) module's docs.
 //!
-//! The threads that run detached jobs ([`spawn`](crate::spawn)) are started from whichever
-//! thread spawns a job, at any time, which a handler (called during the build only, and
-//! neither `Send` nor `'static`) cannot serve: they stay the pool's own threads, handler or
-//! not.
+//! The threads that run detached jobs ([`spawn`](crate::spawn)) and the closures of
+//! [`install`](crate::Runtime::install) are started from whichever thread spawns a job or
+//! installs, at any time, which a handler (called during the build only, and neither `Send`
+//! nor `'static`) cannot serve: they stay the pool's own threads, handler or not, so
+//! thread-locals the handler sets around [`ThreadBuilder::run`] are seen by the members of
+//! the pool's calls but not by an `install`'s closure (rayon runs that on one of the handler's
+//! threads).
 
 use std::fmt;
 use std::io;
@@ -73,8 +76,9 @@ impl<S> ThreadPoolBuilder<S> {
     /// [`ThreadBuilder::stack_size`] itself.
     ///
     /// The pool does not join these threads: dropping it makes every `run` return, and the
-    /// threads then do whatever follows. Detached jobs ([`spawn`](crate::spawn)) still run on
-    /// threads the pool starts itself, which a handler called only at build could not serve.
+    /// threads then do whatever follows. Detached jobs ([`spawn`](crate::spawn)) and the
+    /// closures of [`install`](crate::Runtime::install) still run on threads the pool starts
+    /// itself, which a handler called only at build could not serve.
     /// With [`build_global`](ThreadPoolBuilder::build_global), the threads serve the global
     /// runtime for the rest of the process. See [`ThreadBuilder`] for a thread that is slow
     /// to call `run`, or never calls it.

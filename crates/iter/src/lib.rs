@@ -128,13 +128,13 @@
 //!
 //! # One call, one region
 //!
-//! Each terminal call runs as **one region of the current runtime** (the one
-//! [installed](Runtime::install) on the calling thread, else the global runtime, built on first
-//! use from the `ASAT_*` variables): the runtime's policy decides its team (fixed, ASAT,
-//! processor pools, gang), and its wait strategy how members wait; a call of exactly one block
-//! per thread of the pool has a member per block instead (see below). The calling thread is
-//! member 0. A call made inside a region, or inside another call's closure, runs inline on
-//! that member, as a nested region does.
+//! Each terminal call runs as **one region of the current runtime** (the one installed on the
+//! calling thread, by [`Runtime::install`] or [`Runtime::install_here`], else the global
+//! runtime, built on first use from the `ASAT_*` variables): the runtime's policy decides its
+//! team (fixed, ASAT, processor pools, gang), and its wait strategy how members wait; a call
+//! of exactly one block per thread of the pool has a member per block instead (see below).
+//! The calling thread is member 0. A call made inside a region, or inside another call's
+//! closure, runs inline on that member, as a nested region does.
 //!
 //! The index space is split as the [`drive`] module says: by default **statically**, one
 //! contiguous run of indices per member, which is what HPC loops expect (each member touches
@@ -198,8 +198,10 @@
 //!   tails). A sort whose comparator is not a total order ends in an
 //!   unspecified order, as rayon's, but std's sort of a run may first report a panic to the
 //!   panic hook, which the sort catches (see [`sort`]).
-//! - The pool: `install` runs `op` on the calling thread (member 0 of its calls), so its
-//!   thread-locals, stack and name are the caller's; `num_threads(0)` is an error naming what
+//! - The pool: `install` runs `op` on a thread of the pool (with its stack size, name and
+//!   start handler), but on one the pool starts itself rather than one of a spawn handler's,
+//!   and `current_thread_index` there is `None` outside the calls `op` makes (see
+//!   [`Runtime::install`]); `num_threads(0)` is an error naming what
 //!   is allowed, where rayon takes its default; `use_current_thread` does nothing (see
 //!   [`ThreadPoolBuilder`]).
 

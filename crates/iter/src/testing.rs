@@ -30,9 +30,9 @@ pub(crate) fn team_of(k: usize) -> &'static Runtime {
     .expect("a team of 1 to 4")
 }
 
-/// Runs `f` on each of the runtimes, with the team size.
+/// Runs `f` on the calling thread with each of the runtimes installed, with the team size.
 pub(crate) fn on_every_team(f: impl Fn(usize)) {
     for k in 1..=4 {
-        team_of(k).install(|| f(k));
+        team_of(k).install_here(|| f(k));
     }
 }

@@ -289,7 +289,7 @@ pub(super) fn worker_thread(inner: Arc<Inner>, index: usize) {
     #[cfg(not(loom))]
     {
         let rt = Runtime::handle(inner);
-        rt.install(|| rt.inner.worker_main(index));
+        rt.install_here(|| rt.inner.worker_main(index));
     }
     // loom's threads share one OS thread, and with it the installed runtime's thread-local,
     // which is not loom's: its workers install nothing.

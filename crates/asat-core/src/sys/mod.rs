@@ -4,6 +4,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod fork;
+pub(crate) mod handoff;
 pub(crate) mod private_file;
 pub(crate) mod scoped;
 pub(crate) mod shared_map;

@@ -284,8 +284,9 @@ impl<'scope> ScopeFifo<'scope> {
 }
 
 /// rayon's `ThreadPool` scope methods on a [`Runtime`] (asat's `ThreadPool`), in the prelude:
-/// each runs the function of the same name with the runtime
-/// [installed](Runtime::install), so its region is the runtime's; and
+/// each runs the function of the same name on the runtime, so its region is the runtime's:
+/// `scope` and `scope_fifo` on a thread of the runtime ([`Runtime::install`]), the
+/// `in_place_` ones on the calling thread ([`Runtime::install_here`]), as rayon's; and
 /// `current_thread_has_pending_tasks`, about this runtime's scopes.
 ///
 /// ```
@@ -349,14 +350,14 @@ impl ThreadPoolScopes for Runtime {
     where
         OP: FnOnce(&Scope<'scope>) -> R,
     {
-        self.install(|| in_place_scope(op))
+        self.install_here(|| in_place_scope(op))
     }
 
     fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&ScopeFifo<'scope>) -> R,
     {
-        self.install(|| in_place_scope_fifo(op))
+        self.install_here(|| in_place_scope_fifo(op))
     }
 
     fn current_thread_has_pending_tasks(&self) -> Option<bool> {

@@ -1,5 +1,7 @@
 //! Detached jobs: [`Runtime::spawn`] and [`Runtime::spawn_fifo`] (rayon's `spawn` and
-//! `spawn_fifo`), the threads that run them, and [`yield_now`] / [`yield_local`].
+//! `spawn_fifo`), the threads that run them, [`yield_now`] / [`yield_local`], and
+//! [`Runtime::install`], whose closure is a job of the same queue that its caller waits for
+//! (the `install` module).
 //!
 //! What a user sees (order, what a job sees, panics, drop, limits) is documented on the
 //! public [`spawn`] function; this is the protocol behind it.
@@ -13,8 +15,9 @@
 //! - `threads`: spawn threads alive or being started (at most `max_threads`); each holds a
 //!   *slot* in `0..max_threads` that no other one holds (its index for names and handlers)
 //!   from its start until it decides to exit; its exit handler runs after that, so it may
-//!   overlap the start of the next thread given the slot. `idle`: those waiting. `running`: jobs running (on spawn threads, in a
-//!   [`yield_now`], or on a spawner when no thread could start).
+//!   overlap the start of the next thread given the slot. `idle`: those waiting. `running`:
+//!   jobs running (on spawn threads, in a [`yield_now`], or on a spawner when no thread could
+//!   start).
 //! - **Push.** The job goes to the back. If the queue holds no more jobs than there are idle
 //!   threads, one is notified (each queued job then has a waiting thread to take it; a thread
 //!   only waits when it found the queue empty under the lock). Otherwise, below `max_threads`,
@@ -48,11 +51,13 @@ use super::*;
 use crate::current;
 use crate::payload::{catch, drop_payload};
 
+mod install;
+
 /// How long a spawn thread waits for a job before it exits.
 pub const SPAWN_IDLE_EXIT: Duration = Duration::from_secs(1);
 
 /// A detached job.
-type Job = Box<dyn FnOnce() + Send + 'static>;
+type Job = crate::sys::handoff::Job;
 
 thread_local! {
     /// The runtime ([`Inner::id`]) whose spawn thread this thread is; 0 on other threads.
@@ -357,7 +362,7 @@ impl Runtime {
 
     /// Runs `job` with this runtime installed; hands its panic to the panic handler.
     fn run_job(&self, job: Job) {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.install(job))) {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.install_here(job))) {
             self.inner.job_panicked(payload);
         }
     }
@@ -427,8 +432,8 @@ impl Inner {
 ///   with the thread's *slot* as index: a number in `0..max_threads` that no other spawn
 ///   thread of the runtime running jobs has (the exit handler of one that is leaving may
 ///   overlap the start of the next one given its slot), but that a worker may have (workers
-///   are `1..max_threads`). The default name is `asat-spawn-{slot}`. The policy's thread hooks and placements are for
-///   team members only and are not called.
+///   are `1..max_threads`). The default name is `asat-spawn-{slot}`. The policy's thread
+///   hooks and placements are for team members only and are not called.
 ///
 /// # Panics
 ///
@@ -492,8 +497,9 @@ where
 /// Rayon's `yield_now`: on a spawn thread, inside a job, runs the oldest job queued on that
 /// runtime, if any (for a job that polls for something another job does). `Some(Yield::Idle)`
 /// on a member of a parallel call or region (members take no detached jobs) and when nothing
-/// is queued; `None` on other threads (a thread that only [installed](Runtime::install) a
-/// runtime is not part of it here: it is member 0 of its calls, not a pool thread between them).
+/// is queued; `None` on other threads (a thread that only installed a runtime on itself,
+/// [`Runtime::install_here`], is not part of it here: it is member 0 of its calls, not a pool
+/// thread between them; the closure of [`Runtime::install`] runs on a spawn thread, and may).
 pub fn yield_now() -> Option<Yield> {
     if current::member().is_some() {
         return Some(Yield::Idle);
