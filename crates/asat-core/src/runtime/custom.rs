@@ -49,8 +49,8 @@ use crate::Error;
 /// - **Shutdown.** Dropping the pool (its last job, when [spawned](crate::spawn) jobs are
 ///   still pending: see [`spawn`](crate::spawn)) makes `run` return, at once on a thread that
 ///   calls it only after that; the pool does not join the handler's threads. Detached jobs
-///   ([`spawn`](crate::spawn)) do not run on these threads: they run on threads the pool
-///   starts itself, as without a handler.
+///   ([`spawn`](crate::spawn)) and the closures of [`install`](Runtime::install) do not run on
+///   these threads: they run on threads the pool starts itself, as without a handler.
 /// - `run` must be called on a thread of its own: called on the thread that builds the pool,
 ///   it would never return (the build waits for the handler).
 ///
@@ -120,8 +120,8 @@ impl ThreadBuilder {
 
     /// Runs the worker on the calling thread until the pool shuts down: the builder's start
     /// handler, then the members of the regions posted to it, then the exit handler, as on
-    /// the threads a pool starts itself. While it runs, the pool is
-    /// [installed](Runtime::install) on the thread; afterwards the thread is as it was (no
+    /// the threads a pool starts itself. While it runs, the pool is installed on the thread
+    /// (as by [`install_here`](Runtime::install_here)); afterwards the thread is as it was (no
     /// runtime installed by this, no CPU placement left by the policy), and may go on.
     pub fn run(mut self) {
         self.ran = true;

@@ -1,5 +1,6 @@
-//! The runtime [installed](crate::Runtime::install) on a thread: a thread-local pointer set for
-//! the length of a call, as the `scoped-tls` crate keeps one.
+//! The runtime installed on a thread ([`Runtime::install_here`](crate::Runtime::install_here),
+//! and on the thread that runs an `install`'s closure): a thread-local pointer set for the
+//! length of a call, as the `scoped-tls` crate keeps one.
 //!
 //! Written here rather than taken from `scoped-tls` for its cost: every parallel-iterator call
 //! asks for the installed runtime, and `scoped-tls` keeps its thread-local behind a reference
