@@ -92,13 +92,6 @@ impl Runtime {
     pub fn install_here<R>(&self, f: impl FnOnce() -> R) -> R {
         current::install(self, f)
     }
-
-    /// Whether the calling thread belongs to this runtime: a member of one of its calls, or
-    /// one of its spawn threads.
-    fn runs_on_this_thread(&self) -> bool {
-        current::member().is_some_and(|m| m.of(&self.inner))
-            || SPAWN_THREAD_OF.with(Cell::get) == self.id()
-    }
 }
 
 #[cfg(test)]

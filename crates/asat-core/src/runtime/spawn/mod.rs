@@ -197,9 +197,14 @@ impl Runtime {
     /// local work: `Some(Yield::Idle)` on this runtime's members and spawn threads, `None`
     /// elsewhere.
     pub fn yield_local(&self) -> Option<Yield> {
-        let mine = current::member().is_some_and(|m| m.of(&self.inner))
-            || SPAWN_THREAD_OF.with(Cell::get) == self.id();
-        mine.then_some(Yield::Idle)
+        self.runs_on_this_thread().then_some(Yield::Idle)
+    }
+
+    /// Whether the calling thread belongs to this runtime: a member of one of its calls, or
+    /// one of its spawn threads.
+    fn runs_on_this_thread(&self) -> bool {
+        current::member().is_some_and(|m| m.of(&self.inner))
+            || SPAWN_THREAD_OF.with(Cell::get) == self.id()
     }
 
     fn push_job(&self, job: Job) {
