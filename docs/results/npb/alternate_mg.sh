@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# MG class B, one repetition of each cell per round, the cells alternating, for the
+# side-by-side figures of BENCHMARKS' NPB section; run under `flock /tmp/asat-bench.lock`.
+# usage: alternate_mg.sh NPB_RUST NPB_CPP OUT ROUNDS COPIES CELL...
+#   OUT:    an `npb --build-only --kernels mg` folder
+#   COPIES: copies run at once, as `npb --copies` takes them (e.g. 1, or 2,3)
+#   CELL:   THREADS:IMPLS, e.g. 1:serial,rayon,omp,asat-fixed (threads per copy, then `npb --impls`)
+# mg_scaling/:    alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
+# mg_colocated/:  alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
+set -euo pipefail
+rust=$1 cpp=$2 out=$3 rounds=$4 copies=$5
+shift 5
+npb=${NPB:-./target/release/examples/npb}
+for r in $(seq "$rounds"); do
+  for cell in "$@"; do
+    t=${cell%%:*} impls=${cell#*:}
+    echo "# round $r, $t thread(s) a copy"
+    "$npb" --npb-rust "$rust" --npb-cpp "$cpp" --no-build --kernels mg --impls "$impls" \
+      --threads "$t" --copies "$copies" --reps 1 --timeout 60 --out "$out" 2>&1 |
+      grep -A1 ' run mg ' | grep -v '^--' | paste - - |
+      sed -E 's/npb \[ *[0-9.]+ s\] run mg class B, impl //; s/npb \[ *[0-9.]+ s\]//'
+  done
+done
