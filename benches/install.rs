@@ -71,7 +71,25 @@ mod rayon_op {
     }
 }
 
-const FORMS: [&str; 3] = ["asat_install", "asat_install_here", "rayon_install"];
+/// The three ways of calling `op`, in the order of [`FORMS`].
+#[derive(Clone, Copy)]
+enum Form {
+    AsatInstall,
+    AsatInstallHere,
+    RayonInstall,
+}
+
+const FORMS: [Form; 3] = [Form::AsatInstall, Form::AsatInstallHere, Form::RayonInstall];
+
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::AsatInstall => "asat_install",
+            Form::AsatInstallHere => "asat_install_here",
+            Form::RayonInstall => "rayon_install",
+        }
+    }
+}
 
 struct Pools {
     asat: Runtime,
@@ -99,21 +117,20 @@ impl Pools {
 
     /// One call of `form` on `row`.
     #[inline]
-    fn call(&self, form: &str, row: Row) -> f64 {
+    fn call(&self, form: Form, row: Row) -> f64 {
         let x = black_box(&self.x[..]);
         match (form, row) {
-            ("asat_install", Row::Empty) => self.asat.install(|| black_box(1.0)),
-            ("asat_install", Row::Sum64) => self.asat.install(|| asat_op::sum(x)),
-            ("asat_install_here", Row::Empty) => self.asat.install_here(|| black_box(1.0)),
-            ("asat_install_here", Row::Sum64) => self.asat.install_here(|| asat_op::sum(x)),
-            ("rayon_install", Row::Empty) => self.rayon.install(|| black_box(1.0)),
-            ("rayon_install", Row::Sum64) => self.rayon.install(|| rayon_op::sum(x)),
-            _ => unreachable!("unknown form {form}"),
+            (Form::AsatInstall, Row::Empty) => self.asat.install(|| black_box(1.0)),
+            (Form::AsatInstall, Row::Sum64) => self.asat.install(|| asat_op::sum(x)),
+            (Form::AsatInstallHere, Row::Empty) => self.asat.install_here(|| black_box(1.0)),
+            (Form::AsatInstallHere, Row::Sum64) => self.asat.install_here(|| asat_op::sum(x)),
+            (Form::RayonInstall, Row::Empty) => self.rayon.install(|| black_box(1.0)),
+            (Form::RayonInstall, Row::Sum64) => self.rayon.install(|| rayon_op::sum(x)),
         }
     }
 
     /// Seconds per call of `calls` calls in a row.
-    fn burst(&self, form: &str, row: Row, calls: usize) -> f64 {
+    fn burst(&self, form: Form, row: Row, calls: usize) -> f64 {
         let start = Instant::now();
         for _ in 0..calls {
             black_box(self.call(form, row));
@@ -126,7 +143,7 @@ fn criterion_rows(c: &mut Criterion, pools: &Pools) {
     for row in [Row::Empty, Row::Sum64] {
         let mut group = c.benchmark_group(format!("install/{}", row.name()));
         for form in FORMS {
-            group.bench_function(form, |b| b.iter(|| pools.call(form, row)));
+            group.bench_function(form.name(), |b| b.iter(|| pools.call(form, row)));
         }
         group.finish();
     }
@@ -139,7 +156,7 @@ fn interleaved(pools: &Pools, row: Row, rounds: usize) {
     let calls: Vec<usize> = FORMS
         .iter()
         .map(|form| {
-            let per_call = pools.burst(form, row, 200).max(1e-8);
+            let per_call = pools.burst(*form, row, 200).max(1e-8);
             ((BURST.as_secs_f64() / per_call) as usize).clamp(10, 1_000_000)
         })
         .collect();
@@ -181,7 +198,12 @@ fn main() {
     );
     println!(
         "{:<6} {:>14} {:>19} {:>15} {:>22} {:>27}",
-        "row", FORMS[0], FORMS[1], FORMS[2], "install / rayon", "install_here / rayon"
+        "row",
+        FORMS[0].name(),
+        FORMS[1].name(),
+        FORMS[2].name(),
+        "install / rayon",
+        "install_here / rayon"
     );
     for row in [Row::Empty, Row::Sum64] {
         interleaved(&pools, row, rounds);
