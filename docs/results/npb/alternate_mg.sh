@@ -8,6 +8,10 @@
 # mg_scaling/:    alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
 # mg_colocated/:  alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
 set -euo pipefail
+if (($# < 6)); then
+  echo "usage: $0 NPB_RUST NPB_CPP OUT ROUNDS COPIES THREADS:IMPLS... (see the comment at its top)" >&2
+  exit 2
+fi
 rust=$1 cpp=$2 out=$3 rounds=$4 copies=$5
 shift 5
 npb=${NPB:-./target/release/examples/npb}
