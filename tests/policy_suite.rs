@@ -10,6 +10,8 @@ mod iter_core;
 mod iter_extra;
 #[path = "policy_suite/iter_more.rs"]
 mod iter_more;
+#[path = "policy_suite/nested.rs"]
+mod nested;
 #[path = "policy_suite/pool_api.rs"]
 mod pool_api;
 #[path = "policy_suite/runtime_api.rs"]
@@ -24,6 +26,16 @@ macro_rules! policy_suite {
 
                 fn rt() -> asat::Runtime {
                     $build
+                }
+
+                #[test]
+                fn nested_chains_equal_the_sequential_result() {
+                    super::nested::nested_chains(&rt());
+                }
+
+                #[test]
+                fn unbalanced_recursion_equals_the_sequential_result() {
+                    super::nested::unbalanced_recursion(&rt());
                 }
 
                 #[test]

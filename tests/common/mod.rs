@@ -10,11 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// A policy that cycles through a script of team sizes, region after region.
+/// A policy that cycles through a script of team sizes, region after region, and through the
+/// same script for the threads that take tasks, call after call.
 #[derive(Debug)]
 pub struct Scripted {
     sizes: Vec<usize>,
     next: AtomicUsize,
+    next_tasks: AtomicUsize,
 }
 
 impl Scripted {
@@ -23,6 +25,7 @@ impl Scripted {
         Self {
             sizes,
             next: AtomicUsize::new(0),
+            next_tasks: AtomicUsize::new(0),
         }
     }
 }
@@ -34,6 +37,10 @@ impl Policy for Scripted {
     fn plan(&self, _start: &RegionStart) -> Plan {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         Plan::run(self.sizes[i % self.sizes.len()])
+    }
+    fn task_workers(&self, _max_threads: usize) -> usize {
+        let i = self.next_tasks.fetch_add(1, Ordering::Relaxed);
+        self.sizes[i % self.sizes.len()]
     }
 }
 

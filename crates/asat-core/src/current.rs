@@ -90,8 +90,11 @@ impl Drop for MemberGuard {
 }
 
 /// Runs `f` with `rt` installed on the calling thread.
+///
+/// While `f` runs, the thread runs no task of any runtime as far as the work-stealing engine
+/// is concerned: a call in `f` goes to `rt` from outside its pool (see `steal::without_ctx`).
 pub(crate) fn install<R>(rt: &Runtime, f: impl FnOnce() -> R) -> R {
-    crate::sys::scoped::set(rt, f)
+    crate::steal::without_ctx(|| crate::sys::scoped::set(rt, f))
 }
 
 /// Calls `f` with the runtime installed on the calling thread, or `None`.

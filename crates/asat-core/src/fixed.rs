@@ -46,6 +46,10 @@ impl Policy for Fixed {
     fn plan(&self, start: &RegionStart) -> Plan {
         Plan::run(self.threads.unwrap_or(start.max_threads))
     }
+
+    fn task_workers(&self, max_threads: usize) -> usize {
+        self.threads.unwrap_or(max_threads)
+    }
 }
 
 /// Every region runs on the calling thread alone.
@@ -59,5 +63,9 @@ impl Policy for Single {
 
     fn plan(&self, _start: &RegionStart) -> Plan {
         Plan::run(1)
+    }
+
+    fn task_workers(&self, _max_threads: usize) -> usize {
+        1
     }
 }

@@ -19,8 +19,10 @@
 //! [`ThreadPoolBuilder::build_global`] built it first. Its workers live until the process
 //! exits.
 //!
-//! A call made inside a region (on a member of any runtime) runs inline on that member, as a
-//! nested region does.
+//! A parallel loop or region started inside a region or a task (on a member of any runtime)
+//! runs inline on that member, as a nested region does. [`join`] is different: it is a task of
+//! the thread that calls it, whose second half the pool's other threads may take (work
+//! stealing, with the policy's [`task_workers`](crate::Policy::task_workers) threads).
 //!
 //! # Not here
 //!
@@ -46,11 +48,9 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 use std::thread::ThreadId;
 
-use parking_lot::Mutex;
-
 use crate::current::{self, Member};
 use crate::spawn_handler::ThreadSpawn;
-use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, Schedule, WaitStrategy};
+use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, WaitStrategy};
 
 /// rayon's name for a runtime: `ThreadPoolBuilder::build` returns one.
 pub type ThreadPool = Runtime;
@@ -363,12 +363,19 @@ impl Runtime {
         f()
     }
 
-    /// Runs `a` and `b`, in parallel when the policy gives the call a team of two or more
-    /// (rayon's `join`): one loop region over two indices, one closure each, handed out
-    /// dynamically (the caller usually runs `a`). Returns both results. A panic in either is
-    /// re-raised here once the other side is done or skipped: `a` always runs, `b` may be
-    /// skipped if `a` panics before anyone took it (as in rayon). Inside a region it runs both
-    /// inline, one after the other.
+    /// Runs `a` and `b`, potentially in parallel (rayon's `join`), and returns both results.
+    /// The calling thread runs `a`; `b` waits in a frame that another thread of the pool may
+    /// take, and the caller runs it itself when nobody did. A call from a thread outside the
+    /// pool runs on it as the pool's thread 0 while no other outside call does, and is handed
+    /// to the workers otherwise; joins nested in `a` or `b` are tasks of the thread that runs
+    /// them. How `b` gets shared (only when a thread of the pool looks for work, or after a
+    /// heartbeat while workers sleep) is in the work-stealing docs of the crate's source:
+    /// a short join wakes nobody and costs little more than calling both closures.
+    ///
+    /// A panic in either is re-raised here once the other side is done or skipped: `a` always
+    /// runs, `b` is skipped if `a` panics before anyone took it (as in rayon). How many of the
+    /// pool's threads take part is [`Policy::task_workers`](crate::Policy::task_workers)'s
+    /// answer.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -376,27 +383,7 @@ impl Runtime {
         RA: Send,
         RB: Send,
     {
-        let a = Mutex::new(Some(a));
-        let b = Mutex::new(Some(b));
-        let ra = Mutex::new(None);
-        let rb = Mutex::new(None);
-        // Dynamic chunks of one: the calling thread, which starts first, takes `a` (as in
-        // rayon), and a team larger than two leaves its other members nothing to do instead
-        // of leaving the caller idle.
-        self.parallel_for(0..2, Schedule::dynamic(1), |i| {
-            // Each index runs exactly once, so each closure is taken exactly once.
-            if i == 0 {
-                if let Some(a) = a.lock().take() {
-                    *ra.lock() = Some(a());
-                }
-            } else if let Some(b) = b.lock().take() {
-                *rb.lock() = Some(b());
-            }
-        });
-        match (ra.into_inner(), rb.into_inner()) {
-            (Some(ra), Some(rb)) => (ra, rb),
-            _ => unreachable!("a parallel loop over 0..2 that returned ran both indices"),
-        }
+        crate::steal::join(self, a, b)
     }
 }
 
@@ -427,7 +414,7 @@ where
     RA: Send,
     RB: Send,
 {
-    Runtime::with_current(|rt| rt.join(a, b))
+    crate::steal::join_current(a, b)
 }
 
 /// The largest pool a [`ThreadPoolBuilder`] builds (rayon's `max_num_threads`):

@@ -11,6 +11,10 @@
 //! - rayon's thread-pool API on a runtime ([`ThreadPoolBuilder`], [`join`], [`broadcast()`],
 //!   [`spawn`], [`ThreadPoolBuilder::spawn_handler`], ... : see the [`ThreadPool`] alias), for
 //!   programs moved from rayon.
+//! - [`join`] is work stealing (per-thread deques, an injector for calls from outside the
+//!   pool, latches): a join shares its second half only when another thread of the pool looks
+//!   for work, or after a heartbeat while workers sleep, so a short recursion wakes nobody and
+//!   a long one spreads over the [`Policy::task_workers`] threads the policy allows.
 //! - [`WaitStrategy`] decides how threads wait: spin, then block.
 //! - A thread whose region gets a team of one asks the kernel for long time slices while it
 //!   stays alone ([`Builder::solo_slice`], `ASAT_SOLO_SLICE`): on a crowded machine a job that
@@ -54,6 +58,7 @@ mod runtime;
 mod schedule;
 mod slots;
 mod spawn_handler;
+mod steal;
 mod sync;
 mod sys;
 mod team;

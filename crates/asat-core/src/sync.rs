@@ -32,6 +32,17 @@ pub(crate) fn dekker_fence() {
     loom::sync::atomic::fence(Ordering::SeqCst);
 }
 
+/// A `SeqCst` fence (loom's under loom, which models it): between a thread's write of one word
+/// and its read of another where the two sides of a protocol must see at least one of each
+/// other's writes, and the words' own accesses are not all `SeqCst` (a work-stealing deque's).
+#[inline(always)]
+pub(crate) fn fence_seq_cst() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+    #[cfg(not(loom))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
 /// A 32-bit word threads can sleep on until it changes (a futex). Dereferences to the word.
 ///
 /// Not part of the API: public (hidden) only so that asat-implicit's futex is the same one,

@@ -241,7 +241,7 @@ impl Event {
     /// Wait until the sequence differs from `seen` or `cancel()` returns true. Whoever makes
     /// `cancel()` true must call [`notify`](Event::notify) afterwards, or a blocked waiter
     /// would not see it. Returns whether the wait blocked in the kernel.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn wait(
         &self,
         seen: u32,
@@ -268,6 +268,31 @@ impl Event {
         self.wait_slow(&done, strategy, info)
     }
 
+    /// Sleeps until `done()`, without spinning first: the second half of
+    /// [`wait_until`](Event::wait_until), with the same contract for whoever makes `done()`
+    /// true. Returns whether it blocked in the kernel.
+    pub(crate) fn sleep_until(&self, done: &dyn Fn() -> bool) -> bool {
+        let mut blocked = false;
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
+        loop {
+            let seen = self.seq.load(Ordering::SeqCst);
+            if done() {
+                break;
+            }
+            blocked = true;
+            self.seq.sleep(seen);
+        }
+        self.sleepers.fetch_sub(1, Ordering::Release);
+        blocked
+    }
+
+    /// Whether a thread sleeps on the event (or is about to check its condition and sleep).
+    #[inline]
+    pub(crate) fn has_sleepers(&self) -> bool {
+        self.sleepers.load(Ordering::SeqCst) != 0
+    }
+
     #[cold]
     fn wait_slow(
         &self,
@@ -287,20 +312,7 @@ impl Event {
             return false;
         }
         let start = Instant::now();
-        let mut blocked = false;
-        if spin_until(start, limit, done) {
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            dekker_fence();
-            loop {
-                let seen = self.seq.load(Ordering::SeqCst);
-                if done() {
-                    break;
-                }
-                blocked = true;
-                self.seq.sleep(seen);
-            }
-            self.sleepers.fetch_sub(1, Ordering::Release);
-        }
+        let blocked = spin_until(start, limit, done) && self.sleep_until(done);
         if report {
             let outcome = WaitOutcome {
                 waited: start.elapsed(),

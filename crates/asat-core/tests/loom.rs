@@ -2,7 +2,9 @@
 //! and the worker's claim against the starting thread's revocation, the join, the team
 //! barrier (two members: its one-word protocol, generations, poisoning; three: its two-word
 //! protocol, built with `--cfg loom`, the count's reset), the work-sharing counter's reset between
-//! loops, and worker shutdown. loom runs every interleaving of the threads' atomic operations
+//! loops, worker shutdown, and the work-stealing `join` (a shared `b`, the thief's latch, the
+//! sleep protocol; the deques are stand-ins on loom's mutex, so the model takes crossbeam's
+//! deque as linearizable). loom runs every interleaving of the threads' atomic operations
 //! (within the preemption bound) and reports a deadlock if a thread sleeps forever, so a lost
 //! wake-up fails the model.
 //!
@@ -221,4 +223,25 @@ fn probe_revocation_then_barrier() {
         assert_eq!(rt.stats().probes, 1);
     });
     PROBE_REVOKED.assert_both("the probe's member revoked");
+}
+
+static B_STOLEN: Outcomes = Outcomes::new();
+
+/// A join from outside the pool on two threads: the caller takes index 0, and its first join
+/// is a due beat, so it shares `b` when the worker searches or sleeps (waking it) and keeps it
+/// private while the worker is still starting. The worker steals `b` or the caller takes it
+/// back; a stolen `b`'s latch wakes the caller. No interleaving loses a wake-up (loom reports
+/// a thread asleep forever as a deadlock), and both outcomes occur.
+#[test]
+fn join_shares_b_and_the_latch_wakes_the_caller() {
+    model(2, || {
+        let rt = runtime(2, Duration::ZERO, false);
+        // The worker starts and goes to sleep before the join, in some executions.
+        rt.region(|_| {});
+        let (a, b) = rt.join(|| 1, asat_core::current_thread_index);
+        assert_eq!(a, 1);
+        B_STOLEN.record(b == Some(1));
+        assert!(b == Some(0) || b == Some(1), "{b:?}");
+    });
+    B_STOLEN.assert_both("b run by the worker");
 }

@@ -133,8 +133,9 @@
 //! runtime, built on first use from the `ASAT_*` variables): the runtime's policy decides its
 //! team (fixed, ASAT, processor pools, gang), and its wait strategy how members wait; a call
 //! of exactly one block per thread of the pool has a member per block instead (see below).
-//! The calling thread is member 0. A call made inside a region, or inside another call's
-//! closure, runs inline on that member, as a nested region does.
+//! The calling thread is member 0. A call made inside a region, inside another call's
+//! closure, or inside a `join` task, runs inline on that member, as a nested region does
+//! (`join` itself is work stealing: see [`asat_core::join`]).
 //!
 //! The index space is split as the [`drive`] module says: by default **statically**, one
 //! contiguous run of indices per member, which is what HPC loops expect (each member touches

@@ -452,6 +452,15 @@ impl Policy for Asat {
         "asat"
     }
 
+    /// The team size of the last evaluation (all threads before the first).
+    fn task_workers(&self, max_threads: usize) -> usize {
+        self.state
+            .lock()
+            .logic
+            .as_ref()
+            .map_or(max_threads, AsatLogic::threads)
+    }
+
     fn attach(&self, rt: &RuntimeInfo) -> Result<(), Error> {
         let mut st = self.state.lock();
         let c = st.config;

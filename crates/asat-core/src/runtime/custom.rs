@@ -19,7 +19,7 @@
 //! only after the shutdown. In a `fork`ed child these workers do not exist either, and regions run
 //! inline, as for every runtime.
 //!
-//! A handler-spawned worker runs [`worker_main`](Inner::worker_main) as any worker does, so steps
+//! A handler-spawned worker runs `Inner::worker_main` as any worker does, so steps
 //! 3-5 of the region protocol are unchanged: a late `run` finds its mailbox's event moved and
 //! claims the post, if it is still `POSTED`, or finds the shutdown flag.
 
@@ -179,11 +179,11 @@ impl Runtime {
             };
             // The region lock is not held while the handler (user code) runs.
             spawn(thread).map_err(|e| Error::spawn_handler(index, inner.max_threads, e))?;
-            let mut ctl = inner.region_lock.lock();
-            ctl.workers.push(None);
+            let mut threads = inner.threads.lock();
+            threads.workers.push(None);
             inner
                 .workers_started
-                .store(ctl.workers.len(), Ordering::Relaxed);
+                .store(threads.workers.len(), Ordering::Relaxed);
         }
         Ok(())
     }

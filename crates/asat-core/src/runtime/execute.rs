@@ -228,40 +228,42 @@ impl Runtime {
     /// A runtime built with a spawn handler has every worker from its build, so this starts
     /// none there; its teams stop below the first worker whose [`ThreadBuilder`] was dropped
     /// without running.
-    pub(super) fn ensure_workers(&self, ctl: &mut Control, size: usize) -> usize {
-        let usable = |ctl: &Control| {
-            (ctl.workers.len() + 1).min(self.inner.lost_from.load(Ordering::Relaxed))
+    pub(super) fn ensure_workers(&self, size: usize) -> usize {
+        let inner = &*self.inner;
+        let usable = |threads: &Threads| {
+            (threads.workers.len() + 1).min(inner.lost_from.load(Ordering::Relaxed))
         };
-        if ctl.workers.len() + 1 < size {
-            if let Some(at) = ctl.spawn_failed_at {
+        if self.workers_started() + 1 >= size {
+            return size.min(inner.lost_from.load(Ordering::Relaxed));
+        }
+        let mut threads = inner.threads.lock();
+        if threads.workers.len() + 1 < size {
+            if let Some(at) = threads.spawn_failed_at {
                 if at.elapsed() < SPAWN_RETRY {
-                    return size.min(usable(ctl));
+                    return size.min(usable(&threads));
                 }
             }
         }
-        while ctl.workers.len() + 1 < size {
-            let index = ctl.workers.len() + 1;
-            let inner = Arc::clone(&self.inner);
+        while threads.workers.len() + 1 < size {
+            let index = threads.workers.len() + 1;
+            let arc = Arc::clone(&self.inner);
             // std refuses names with a NUL byte (it would panic at every region): drop them.
-            let mut name = self.inner.hooks.thread_name(index);
+            let mut name = inner.hooks.thread_name(index);
             name.retain(|c| c != '\0');
             let mut b = thread::Builder::new().name(name);
-            if let Some(s) = self.inner.hooks.stack_size {
+            if let Some(s) = inner.hooks.stack_size {
                 b = b.stack_size(s);
             }
-            match b.spawn(move || worker_thread(inner, index)) {
+            match b.spawn(move || worker_thread(arc, index)) {
                 Ok(h) => {
-                    ctl.workers.push(Some(h));
-                    self.inner
+                    threads.workers.push(Some(h));
+                    inner
                         .workers_started
-                        .store(ctl.workers.len(), Ordering::Relaxed);
+                        .store(threads.workers.len(), Ordering::Relaxed);
                 }
                 Err(e) => {
-                    self.inner
-                        .stats
-                        .spawn_failures
-                        .fetch_add(1, Ordering::Relaxed);
-                    if ctl.spawn_failed_at.is_none() {
+                    inner.stats.spawn_failures.fetch_add(1, Ordering::Relaxed);
+                    if threads.spawn_failed_at.is_none() {
                         eprintln!(
                             "asat-core: the system refused to start worker thread {index} \
                              ({e}); teams are limited to {index} threads until it accepts \
@@ -270,12 +272,20 @@ impl Runtime {
                              higher RLIMIT_NPROC, lets the workers start"
                         );
                     }
-                    ctl.spawn_failed_at = Some(Instant::now());
+                    threads.spawn_failed_at = Some(Instant::now());
                     break;
                 }
             }
         }
-        size.min(usable(ctl))
+        size.min(usable(&threads))
+    }
+
+    /// Starts the workers a runtime without a spawn handler has not started yet, so that tasks
+    /// find threads to run on (a region starts only as many as its team needs).
+    pub(crate) fn start_task_workers(&self) {
+        if self.workers_started() + 1 < self.inner.max_threads {
+            self.ensure_workers(self.inner.max_threads);
+        }
     }
 }
 
@@ -289,10 +299,13 @@ pub(super) fn worker_thread(inner: Arc<Inner>, index: usize) {
     #[cfg(not(loom))]
     {
         let rt = Runtime::handle(inner);
-        rt.install_here(|| rt.inner.worker_main(index));
+        rt.install_here(|| rt.inner.worker_main(&rt, index));
     }
     // loom's threads share one OS thread, and with it the installed runtime's thread-local,
     // which is not loom's: its workers install nothing.
     #[cfg(loom)]
-    inner.worker_main(index);
+    {
+        let rt = Runtime::handle(inner);
+        rt.inner.worker_main(&rt, index);
+    }
 }

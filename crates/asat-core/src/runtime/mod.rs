@@ -44,6 +44,10 @@
 //! A post is never overwritten before it is `FINISHED`, so a worker that lost its post to a
 //! revocation, or wakes late, finds either a fresh `POSTED` region or nothing to do.
 //!
+//! Between regions, workers run the runtime's tasks (the work-stealing `join`: the `steal`
+//! module): a worker takes a post only between tasks, so a loop revokes the post of a worker
+//! busy with a task, and an SPMD region waits for it to finish its task.
+//!
 //! # Workers from a spawn handler
 //!
 //! A runtime built with a spawn handler gets all its workers at build, on the handler's
@@ -64,6 +68,7 @@ use parking_lot::Mutex;
 use crate::builder::Hooks;
 use crate::job::JobRef;
 use crate::slots::Slots;
+use crate::steal::Tasks;
 use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::sys::affinity;
 use crate::team::RegionState;
@@ -82,7 +87,8 @@ mod worker;
 
 pub use custom::ThreadBuilder;
 use execute::worker_thread;
-use region::{InRegion, Shape};
+pub(crate) use region::InRegion;
+use region::Shape;
 use spawn::Spawner;
 pub use spawn::{spawn, spawn_fifo, yield_local, yield_now, Yield, SPAWN_IDLE_EXIT};
 pub use stats::RuntimeStats;
@@ -173,6 +179,7 @@ pub(crate) struct Inner {
     /// that the read-mostly fields here (which workers read at every region) stay in their
     /// caches.
     region_lock: CachePadded<Mutex<Control>>,
+    threads: Mutex<Threads>,
     region: RegionState,
     /// Index = worker index; entry 0 is unused.
     mailboxes: Box<[CachePadded<Mailbox>]>,
@@ -193,13 +200,23 @@ pub(crate) struct Inner {
     /// Detached jobs ([`Runtime::spawn`]) and the threads that run them: on lines of their
     /// own, as `region_lock`, since spawns write them while regions run.
     spawner: CachePadded<Spawner>,
+    /// Work stealing's queues and sleep counts (the `steal` module).
+    tasks: Tasks,
+}
+
+/// The worker threads started so far: locked by whoever starts one (a region's starting thread,
+/// which holds the region lock first, or a call that runs tasks) and by the shutdown.
+#[derive(Default)]
+struct Threads {
+    /// Worker `i` is entry `i - 1`: the handle of a thread the runtime started, or `None` for
+    /// one a spawn handler started (not joined: see [`ThreadBuilder`]).
+    workers: Vec<Option<thread::JoinHandle<()>>>,
+    /// When a worker last failed to start (no new attempt for [`SPAWN_RETRY`]).
+    spawn_failed_at: Option<Instant>,
 }
 
 /// Owned by whoever holds the region lock.
 struct Control {
-    /// Worker `i` is entry `i - 1`: the handle of a thread the runtime started, or `None` for
-    /// one a spawn handler started (not joined: see [`ThreadBuilder`]).
-    workers: Vec<Option<thread::JoinHandle<()>>>,
     seq: u64,
     last_team: usize,
     /// The last region left the region state dirty (a panic, or a wait that blocked), so the
@@ -208,8 +225,6 @@ struct Control {
     /// Buffers for the timing of the region that ends (`max_threads` long, reused).
     arrivals: Vec<u64>,
     departures: Vec<u64>,
-    /// When a worker last failed to start (no new attempt for [`SPAWN_RETRY`]).
-    spawn_failed_at: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -260,14 +275,13 @@ impl Runtime {
                 wait,
                 timing,
                 region_lock: CachePadded::new(Mutex::new(Control {
-                    workers: Vec::new(),
                     seq: 0,
                     last_team: 0,
                     dirty: false,
                     arrivals: vec![0; max_threads],
                     departures: vec![0; max_threads],
-                    spawn_failed_at: None,
                 })),
+                threads: Mutex::new(Threads::default()),
                 region: RegionState::new(max_threads, epoch),
                 mailboxes: (0..max_threads)
                     .map(|_| CachePadded::new(Mailbox::default()))
@@ -281,6 +295,7 @@ impl Runtime {
                 stats: CachePadded::default(),
                 hooks,
                 spawner: CachePadded::default(),
+                tasks: Tasks::new(max_threads),
             }),
             owner: true,
         }
@@ -334,6 +349,22 @@ impl Runtime {
     /// called [`ThreadBuilder::run`] yet or not.
     pub fn workers_started(&self) -> usize {
         self.inner.workers_started.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    /// Work stealing's queues (the `steal` module).
+    #[inline]
+    pub(crate) fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// The event thread `index` of the runtime sleeps on when it has nothing to do: a
+    /// worker's mailbox event; index 0's is the unused mailbox's, for a thread calling in from
+    /// outside while it holds index 0.
+    #[inline]
+    pub(crate) fn idle_event(&self, index: usize) -> &Event {
+        &self.mailboxes[index].event
     }
 }
 

@@ -57,9 +57,9 @@ impl Runtime {
             team.barrier_with(WaitSite::Probe, || {});
             st.probe_leave[m].store(st.now_ns(), Ordering::Relaxed);
         };
-        let created = ctl.workers.len();
-        let n = self.ensure_workers(ctl, threads);
-        if ctl.workers.len() > created {
+        let created = self.workers_started();
+        let n = self.ensure_workers(threads);
+        if self.workers_started() > created {
             // A thread's creation is not a sign of load: let the new workers start (one empty
             // team) before the timed barrier.
             let warm = Instant::now();

@@ -123,9 +123,17 @@ impl Runtime {
         IN_REGION.with(Cell::get) || self.forked()
     }
 
+    /// Whether the calling thread runs a region (as a member, or as the holder of a region lock)
+    /// or is a worker: a call it makes must not wait for work it hands to the workers, which
+    /// may all be members of that region.
+    #[inline]
+    pub(crate) fn in_region() -> bool {
+        IN_REGION.with(Cell::get)
+    }
+
     /// Whether this process was `fork`ed from the one that built the runtime.
     #[inline]
-    pub(super) fn forked(&self) -> bool {
+    pub(crate) fn forked(&self) -> bool {
         crate::sys::fork::generation() != self.inner.fork_generation
     }
 
@@ -157,9 +165,9 @@ impl Runtime {
             _ => self.decide(&mut ctl),
         };
         solo::on_region(team, inner.hooks.solo_slice);
-        let spawned = ctl.workers.len();
-        let team = self.ensure_workers(&mut ctl, team);
-        if ctl.workers.len() != spawned && started.is_some() {
+        let spawned = self.workers_started();
+        let team = self.ensure_workers(team);
+        if self.workers_started() != spawned && started.is_some() {
             // Starting threads is not part of the region's time.
             started = Some(Instant::now());
         }
@@ -191,10 +199,10 @@ impl Runtime {
 
 /// Marks the calling thread as inside a region until dropped (unwinding included), then
 /// restores what it was.
-pub(super) struct InRegion(bool);
+pub(crate) struct InRegion(bool);
 
 impl InRegion {
-    pub(super) fn enter() -> Self {
+    pub(crate) fn enter() -> Self {
         Self(IN_REGION.with(|r| r.replace(true)))
     }
 }

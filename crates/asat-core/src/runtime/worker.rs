@@ -88,6 +88,12 @@ impl Mailbox {
                 .is_ok()
     }
 
+    /// Whether a region is posted and not yet claimed (`SeqCst`: see [`Event::wait_until`]).
+    #[inline]
+    pub(super) fn posted(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & 3 == POSTED
+    }
+
     /// Whether the posted region was claimed by its worker (or is finished).
     #[inline]
     pub(super) fn claimed(&self) -> bool {
@@ -102,7 +108,7 @@ impl Mailbox {
 }
 
 impl Inner {
-    pub(super) fn worker_main(&self, index: usize) {
+    pub(super) fn worker_main(&self, rt: &Runtime, index: usize) {
         let thread = ThreadHandle::current();
         let info = ThreadInfo { index, thread };
         // A worker only ever runs members of this runtime's regions and its thread callbacks:
@@ -120,28 +126,14 @@ impl Inner {
             self.policy.thread_start(&info);
         });
         let mb = &self.mailboxes[index];
-        let mut seen = 0u32;
-        let idle = WaitInfo {
-            site: WaitSite::Idle,
-            member: index,
-            team_size: self.max_threads,
-        };
-        loop {
-            mb.event.wait(seen, &*self.wait, &idle, || false);
-            // Read the sequence before the shutdown flag: the flag is set before the shutdown's
-            // notify, so a sequence that already counts that notify shows the flag set. Read
-            // the other way round, a worker that checked the flag just before a shutdown could
-            // take the shutdown's notify as a region's, find nothing to claim (a revoked loop
-            // member), and sleep past the shutdown forever (found by tests/loom.rs).
-            seen = mb.event.current();
-            if self.shutdown.load(Ordering::Acquire) {
-                // Drop runs only while no region is in progress, so this notify was the
-                // shutdown's, not a region's.
-                break;
-            }
+        // Between tasks (the `steal` module runs the loop), the worker serves its mailbox:
+        // a region posted to it runs before the next task.
+        let stop = || self.shutdown.load(Ordering::Acquire);
+        let posted = || mb.posted();
+        let mut serve = || {
             let Some(token) = mb.claim() else {
-                // Revoked: the starting thread ran this member itself.
-                continue;
+                // Nothing posted, or revoked: the starting thread ran this member itself.
+                return false;
             };
             // SAFETY: the starting thread wrote both words from one `JobRef::to_words` before
             // the post that `claim` acquired.
@@ -162,7 +154,13 @@ impl Inner {
             // The last touch of the region: from here on the starting thread may return.
             mb.state.store(token ^ POSTED ^ FINISHED, Ordering::SeqCst);
             self.join_event.notify_sleepers();
-        }
+            true
+        };
+        // Shutdown sets its flag before it moves the event, and the loop checks the flag
+        // before each sleep with the event's protocol, so no worker sleeps past it; drop
+        // runs only while no region is in progress, so a worker that sees the flag leaves
+        // no post unserved.
+        self.worker_loop(rt, index, &stop, &posted, &mut serve);
         let _ = catch(|| {
             self.policy.thread_stop(&info);
             if let Some(h) = &self.hooks.on_stop {
@@ -290,7 +288,7 @@ impl Inner {
     /// calls it only later), as rayon does not wait for them either.
     pub(super) fn shutdown_workers(&self) {
         self.shutdown.store(true, Ordering::Release);
-        let workers = std::mem::take(&mut self.region_lock.lock().workers);
+        let workers = std::mem::take(&mut self.threads.lock().workers);
         for mb in &self.mailboxes[1..] {
             mb.event.notify();
         }

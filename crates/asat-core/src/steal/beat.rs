@@ -1,0 +1,102 @@
+//! When a busy thread shares work: its heartbeat (see the work-stealing module docs), as pure
+//! functions.
+//!
+//! A `join` costs a counter decrement; every `interval` joins the thread looks whether anyone
+//! could take work and, if so, reads the clock: its beat is due [`AWAKE_BEAT`] after the last
+//! one while a thread searches, [`HEARTBEAT`] after it while threads that could take work
+//! sleep (waking one costs a system call on both sides). A call's or a stolen task's first
+//! join counts as a beat that is due, so a short call shares at most its root's second half. The interval adapts so that reads come about every
+//! quarter heartbeat whatever a join's grain: it doubles while reads come quicker than that
+//! (a sum over a tree, a few nanoseconds a join), and halves while they come slower (leaves
+//! that sleep or compute for milliseconds), down to a read at every join.
+
+use std::time::{Duration, Instant};
+
+/// How long a thread runs its tasks alone, while workers that may take tasks sleep, before it
+/// shares its oldest pending work and wakes one of them.
+pub(crate) const HEARTBEAT: Duration = Duration::from_micros(100);
+
+/// How long a thread runs its tasks between two shares while another thread is awake and
+/// looking for work.
+pub(crate) const AWAKE_BEAT: Duration = Duration::from_micros(25);
+
+/// The most joins between two clock reads.
+pub(crate) const MAX_INTERVAL: u32 = 1024;
+
+/// The number of joins until the next clock read, after a read that came `since_read` after
+/// the one before, which had been `interval` joins apart.
+pub(crate) fn next_interval(interval: u32, since_read: Duration) -> u32 {
+    if since_read > HEARTBEAT / 4 {
+        (interval / 2).max(1)
+    } else {
+        interval.saturating_mul(2).min(MAX_INTERVAL)
+    }
+}
+
+/// Whether a thread whose last beat was `since_beat` ago shares work now: to a thread awake
+/// and searching (`searching`), or else to one it then wakes.
+pub(crate) fn beat_due(since_beat: Duration, searching: bool) -> bool {
+    since_beat >= if searching { AWAKE_BEAT } else { HEARTBEAT }
+}
+
+/// The last beat of a thread that starts a call or a stolen task at `now`: one long enough ago
+/// that the first join's beat is due.
+pub(crate) fn first_beat(now: Instant) -> Instant {
+    now.checked_sub(HEARTBEAT).unwrap_or(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAST: Duration = Duration::from_nanos(500);
+    const SLOW: Duration = Duration::from_millis(2);
+
+    #[test]
+    fn quick_joins_read_the_clock_ever_more_rarely_up_to_the_cap() {
+        let mut i = 1;
+        let mut seen = vec![];
+        for _ in 0..15 {
+            i = next_interval(i, FAST);
+            seen.push(i);
+        }
+        assert_eq!(&seen[..4], &[2, 4, 8, 16]);
+        assert_eq!(i, MAX_INTERVAL);
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn slow_joins_read_the_clock_at_every_join() {
+        assert_eq!(next_interval(MAX_INTERVAL, SLOW), MAX_INTERVAL / 2);
+        let mut i = MAX_INTERVAL;
+        for _ in 0..11 {
+            i = next_interval(i, SLOW);
+        }
+        assert_eq!(i, 1);
+        assert_eq!(next_interval(1, SLOW), 1);
+    }
+
+    #[test]
+    fn reads_a_quarter_heartbeat_apart_are_the_turning_point() {
+        assert_eq!(next_interval(8, HEARTBEAT / 4), 16);
+        assert_eq!(next_interval(8, HEARTBEAT / 4 + Duration::from_nanos(1)), 4);
+    }
+
+    #[test]
+    fn a_beat_is_due_sooner_for_a_searcher_than_for_a_sleeper() {
+        let tick = Duration::from_nanos(1);
+        assert!(!beat_due(HEARTBEAT - tick, false));
+        assert!(beat_due(HEARTBEAT, false));
+        assert!(!beat_due(AWAKE_BEAT - tick, true));
+        assert!(beat_due(AWAKE_BEAT, true));
+        assert!(AWAKE_BEAT < HEARTBEAT);
+    }
+
+    #[test]
+    fn the_first_join_of_a_start_is_due() {
+        let now = Instant::now();
+        let first = first_beat(now);
+        assert!(beat_due(now - first, false) || now.checked_sub(HEARTBEAT).is_none());
+        assert!(beat_due(now - first, true) || now.checked_sub(HEARTBEAT).is_none());
+    }
+}

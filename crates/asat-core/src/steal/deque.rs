@@ -1,0 +1,77 @@
+//! The queues: crossbeam-deque's work-stealing deque and injector, and under loom stand-ins
+//! with the same calls on loom's mutex, so that the model sees the happens-before edge from a
+//! push to the steal or pop that takes the task (crossbeam's own atomics are not loom's).
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+
+#[cfg(loom)]
+pub(crate) use model::{Injector, Steal, Stealer, Worker};
+
+#[cfg(loom)]
+mod model {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    pub(crate) use crossbeam_deque::Steal;
+    use loom::sync::Mutex;
+
+    type Shared<T> = Arc<Mutex<VecDeque<T>>>;
+
+    /// The owner's end: pushes and pops at the back.
+    pub(crate) struct Worker<T>(Shared<T>);
+    /// A thief's end: steals from the front.
+    pub(crate) struct Stealer<T>(Shared<T>);
+    /// Calls from outside: pushed at the back, stolen from the front.
+    pub(crate) struct Injector<T>(Mutex<VecDeque<T>>);
+
+    impl<T> Worker<T> {
+        pub(crate) fn new_lifo() -> Self {
+            Worker(Arc::new(Mutex::new(VecDeque::new())))
+        }
+        pub(crate) fn stealer(&self) -> Stealer<T> {
+            Stealer(Arc::clone(&self.0))
+        }
+        pub(crate) fn push(&self, t: T) {
+            self.0.lock().unwrap().push_back(t);
+        }
+        pub(crate) fn pop(&self) -> Option<T> {
+            self.0.lock().unwrap().pop_back()
+        }
+        pub(crate) fn is_empty(&self) -> bool {
+            self.0.lock().unwrap().is_empty()
+        }
+    }
+
+    impl<T> Stealer<T> {
+        pub(crate) fn steal(&self) -> Steal<T> {
+            self.0
+                .lock()
+                .unwrap()
+                .pop_front()
+                .map_or(Steal::Empty, Steal::Success)
+        }
+        pub(crate) fn is_empty(&self) -> bool {
+            self.0.lock().unwrap().is_empty()
+        }
+    }
+
+    impl<T> Injector<T> {
+        pub(crate) fn new() -> Self {
+            Injector(Mutex::new(VecDeque::new()))
+        }
+        pub(crate) fn push(&self, t: T) {
+            self.0.lock().unwrap().push_back(t);
+        }
+        pub(crate) fn steal(&self) -> Steal<T> {
+            self.0
+                .lock()
+                .unwrap()
+                .pop_front()
+                .map_or(Steal::Empty, Steal::Success)
+        }
+        pub(crate) fn is_empty(&self) -> bool {
+            self.0.lock().unwrap().is_empty()
+        }
+    }
+}

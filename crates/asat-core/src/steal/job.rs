@@ -1,0 +1,134 @@
+//! The work-stealing engine's jobs: a `join`'s second closure, kept on the stack of the call
+//! that made it ([`StackJob`]), and the two-word reference to it ([`TaskRef`]) that a deque or
+//! the injector holds and any thread of the runtime may run.
+//!
+//! # Lifetime
+//!
+//! A `StackJob` lives on the stack of the call that made it. Its `TaskRef` sits in at most one
+//! queue at a time. The call neither returns nor unwinds before one of:
+//! - it took the `TaskRef` back from its own deque (nobody else has it then), and runs or
+//!   drops the closure itself;
+//! - the job's latch is set, which the thread that ran it does as its last access to the job
+//!   ([`Latch::set`]).
+//!
+//! So a thread that runs a `TaskRef` always finds the job alive, and the result it writes is
+//! read only after the latch's `SeqCst` store, with which the owner's `Acquire` load pairs.
+
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::latch::Latch;
+use crate::payload::{drop_payload, Payload};
+
+/// A job in a queue: the address of a [`StackJob`] and the function that runs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TaskRef {
+    data: *const (),
+    run: unsafe fn(*const ()),
+}
+
+// SAFETY: a `TaskRef` is made only from a `StackJob` whose closure and result are `Send`, and
+// the job is run at most once (it is taken from a queue by one thread, or taken back by its
+// owner), so sending the reference to the thread that runs it sends the closure there once.
+unsafe impl Send for TaskRef {}
+
+impl TaskRef {
+    /// Whether both refer to the same job.
+    #[inline]
+    pub(crate) fn is(self, other: TaskRef) -> bool {
+        std::ptr::eq(self.data, other.data)
+    }
+
+    /// Runs the job it refers to.
+    ///
+    /// # Safety
+    /// The job must be alive and not run before: the caller took this `TaskRef` out of a queue,
+    /// which holds each job once (see the module docs).
+    #[inline]
+    pub(crate) unsafe fn run(self) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { (self.run)(self.data) }
+    }
+}
+
+/// A closure to run once, on whichever thread takes it, its result, and the latch its owner
+/// waits on.
+pub(crate) struct StackJob<F, R> {
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<Option<Result<R, Payload>>>,
+    latch: Latch,
+}
+
+impl<F, R> StackJob<F, R>
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    pub(crate) fn new(func: F, latch: Latch) -> Self {
+        Self {
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(None),
+            latch,
+        }
+    }
+
+    /// The reference a queue holds. The job must not move while a queue or a thread has it.
+    #[inline]
+    pub(crate) fn as_task(&self) -> TaskRef {
+        TaskRef {
+            data: self as *const Self as *const (),
+            run: Self::execute,
+        }
+    }
+
+    /// The latch the owner waits on.
+    #[inline]
+    pub(crate) fn latch(&self) -> &Latch {
+        &self.latch
+    }
+
+    unsafe fn execute(data: *const ()) {
+        let this = data as *const Self;
+        // SAFETY: `data` is a live `StackJob<F, R>` run for the first time (TaskRef::run's
+        // contract); nobody else touches `func` or `result` until the latch is set.
+        let func = unsafe { (*(*this).func.get()).take() };
+        let func = func.expect("a job runs once");
+        let result = catch_unwind(AssertUnwindSafe(func));
+        // SAFETY: as above; the owner reads the result only after the latch is set below.
+        unsafe { *(*this).result.get() = Some(result) };
+        // SAFETY: the latch is alive until it is set; `set` touches nothing of it afterwards,
+        // and neither does this function.
+        unsafe { Latch::set(&raw const (*this).latch) };
+    }
+
+    /// The closure, for its owner to run itself, taken where it lies (no copy of the job).
+    ///
+    /// # Safety
+    /// The job's `TaskRef` is out of every queue and was never run: the owner took it back, or
+    /// never shared it.
+    #[inline]
+    pub(crate) unsafe fn take_func(&self) -> F {
+        // SAFETY: nobody else has the job (this function's contract).
+        let f = unsafe { (*self.func.get()).take() };
+        f.expect("a job taken back was not run")
+    }
+
+    /// Drops what the thread that ran the job left (a panic through `drop_payload`), once the
+    /// latch is set: for an owner that unwinds.
+    pub(crate) fn discard_result(&self) {
+        debug_assert!(self.latch.probe());
+        // SAFETY: the latch is set, so the thread that ran the job touches it no more, and the
+        // owner, the caller, is the only one left to.
+        if let Some(Err(p)) = unsafe { (*self.result.get()).take() } {
+            drop_payload(p);
+        }
+    }
+
+    /// What the thread that ran the job left, once the latch is set.
+    pub(crate) fn into_result(self) -> Result<R, Payload> {
+        debug_assert!(self.latch.probe());
+        self.result
+            .into_inner()
+            .expect("the result is written before the latch is set")
+    }
+}

@@ -1,0 +1,183 @@
+//! `join` on the work-stealing engine: the hot path on a thread that runs the runtime's tasks,
+//! and the cold path of a call from outside (see the module docs of `steal`).
+
+use std::panic::resume_unwind;
+use std::sync::Arc;
+
+use super::job::{StackJob, TaskRef};
+use super::latch::Latch;
+use super::{ctx, Ctx};
+use crate::current::{self, Member};
+use crate::runtime::InRegion;
+use crate::wait::{Event, WaitInfo, WaitSite};
+use crate::Runtime;
+
+/// rayon's `join` on `rt`: `a` on the calling thread, `b` there too unless another thread of
+/// the runtime took it meanwhile. A panic of either is raised here once both are done; `b` is
+/// dropped without running when `a` panicked and nobody had taken it.
+pub(crate) fn join<A, B, RA, RB>(rt: &Runtime, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    ctx::with(|c| match c {
+        Some(c) if c.inner.id() == rt.id() => join_here(c, a, b),
+        _ => join_cold(rt, a, b),
+    })
+}
+
+/// [`join`] on the current runtime: the runtime whose tasks the calling thread runs, if any
+/// (installing a runtime hides the tasks' context, so it is the current runtime then), else
+/// the installed or global one, from outside.
+#[inline]
+pub(crate) fn join_current<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    ctx::with(|c| match c {
+        Some(c) => join_here(c, a, b),
+        None => Runtime::with_current(|rt| join_cold(rt, a, b)),
+    })
+}
+
+/// The hot path: the calling thread runs tasks of the runtime.
+fn join_here<A, B, RA, RB>(c: &Ctx<'_>, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job = StackJob::new(b, Latch::on(c.event));
+    let task = job.as_task();
+    let depth = c.push_frame(task);
+    c.offer();
+    // If `a` unwinds, the guard settles the frame before `job` goes (`b` is dropped unrun
+    // unless another thread took it, which the guard then waits for).
+    let guard = Unwinding {
+        c,
+        depth,
+        task,
+        job: &job,
+    };
+    let ra = a();
+    std::mem::forget(guard);
+    if c.settle(depth, task) {
+        // SAFETY: `settle` says the task is this thread's alone, never run.
+        return (ra, unsafe { job.take_func() }());
+    }
+    c.run_until(&|| job.latch().probe(), WaitSite::Join);
+    match job.into_result() {
+        Ok(rb) => (ra, rb),
+        Err(p) => resume_unwind(p),
+    }
+}
+
+/// Settles a join's frame while its `a` unwinds (see [`join_here`]).
+struct Unwinding<'c, 'a, B, RB>
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    c: &'c Ctx<'a>,
+    depth: usize,
+    task: TaskRef,
+    job: &'c StackJob<B, RB>,
+}
+
+impl<B, RB> Drop for Unwinding<'_, '_, B, RB>
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    fn drop(&mut self) {
+        if !self.c.settle(self.depth, self.task) {
+            let job = self.job;
+            self.c.run_until(&|| job.latch().probe(), WaitSite::Join);
+            job.discard_result();
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Pops the frame at `depth` once its `a` has returned: true when `b` is this thread's to
+    /// run (its frame stayed private, or its task was taken back from the deque), false when
+    /// another thread took it.
+    #[inline]
+    fn settle(&self, depth: usize, task: TaskRef) -> bool {
+        if !self.pop_frame(depth) {
+            return true;
+        }
+        match self.deque.pop() {
+            Some(t) if t.is(task) => true,
+            Some(other) => {
+                // An older frame of this thread's, left there while this join's was stolen
+                // and the thread ran it inside an inner wait: put it back where it was.
+                self.deque.push(other);
+                false
+            }
+            None => false,
+        }
+    }
+}
+
+/// A call from a thread that runs no task of the runtime: it takes index 0 when it is free and
+/// runs the join there, or hands the join to the workers and sleeps until it is done.
+#[cold]
+fn join_cold<A, B, RA, RB>(rt: &Runtime, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let inner = rt.inner();
+    if inner.max_threads == 1 || rt.forked() {
+        let ra = a();
+        return (ra, b());
+    }
+    rt.start_task_workers();
+    let tasks = inner.tasks();
+    tasks.set_active(inner.policy.task_workers(inner.max_threads));
+    if let Some(mut local) = tasks.locals[0].try_lock() {
+        let c = Ctx::new(rt, 0, &mut local);
+        // Regions this thread starts while it runs tasks run inline (module docs).
+        let _in_region = InRegion::enter();
+        let _member = current::enter(Member::new(0, inner.max_threads, inner));
+        return ctx::enter(&c, || join_here(&c, a, b));
+    }
+    if Runtime::in_region() {
+        // A region's member (or the holder of its lock) hands nothing to the workers: they may
+        // all be members of that region, waiting for this one. Index 0 is taken: both halves
+        // run here, as a nested region would.
+        let ra = a();
+        return (ra, b());
+    }
+    let event = own_event();
+    let job = StackJob::new(|| join(rt, a, b), Latch::on_own(Arc::clone(&event)));
+    tasks.injector.push(job.as_task());
+    inner.calls_notify();
+    let info = WaitInfo {
+        site: WaitSite::Join,
+        member: 0,
+        team_size: inner.max_threads,
+    };
+    event.wait_until(|| job.latch().probe(), &*inner.wait, &info);
+    match job.into_result() {
+        Ok(r) => r,
+        Err(p) => resume_unwind(p),
+    }
+}
+
+/// The calling thread's event for the latches of its calls from outside a pool.
+fn own_event() -> Arc<Event> {
+    thread_local! {
+        static EVENT: Arc<Event> = Arc::new(Event::default());
+    }
+    EVENT.with(Arc::clone)
+}

@@ -1,0 +1,502 @@
+//! Work stealing: how `join` shares its second closure with the runtime's threads.
+//!
+//! # Threads and queues
+//!
+//! Every thread that runs tasks of a runtime has a [`Ctx`]: its index, its deque
+//! (crossbeam-deque's LIFO `Worker`, whose `Stealer`s every other thread of the runtime can
+//! take from), and its stack of pending *frames*, one per `join` it is inside. The workers
+//! (indices `1..max_threads`) have theirs for life; a thread that calls into the runtime from
+//! outside takes index 0 for the length of its call when nobody else holds it, and otherwise
+//! hands the call to the workers through the injector and sleeps until it is done (the *cold*
+//! path). A call made while a thread runs tasks of the runtime is a task of that thread.
+//!
+//! # A join
+//!
+//! `join(a, b)` puts `b` in a frame on the calling thread's stack, runs `a`, then runs `b`
+//! itself unless another thread took it. A frame is private at first: nobody can see it, and
+//! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
+//! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
+//! the oldest end) only when someone could take it:
+//! - at a join's start while a thread of the runtime is awake and looking for work
+//!   (`searching > 0`): the thread shares its oldest private frame, the work nearest the root
+//!   of its recursion;
+//! - at a *heartbeat*: when the thread has run for [`beat::HEARTBEAT`] since its last beat
+//!   (or its call's start) while a worker that may take tasks sleeps, it shares its oldest
+//!   private frame and wakes one sleeper. The clock is read every few joins (see `beat`).
+//!
+//! Shared frames are the oldest ones, so they form the bottom of the frame stack, and the deque
+//! holds them in the same order. When `a` returns, a shared frame's `TaskRef` is either still
+//! on top of the deque (the thread pops it and runs `b` itself) or was stolen: the thread then
+//! waits for the frame's latch, running other tasks meanwhile (its own deque first, then
+//! steals) and sleeping when there are none. A short call therefore wakes nobody, and a long
+//! one spreads from the root: this is heartbeat scheduling (Spice, chili) with rayon's deques
+//! and latches.
+//!
+//! # Sleep
+//!
+//! A thread without work spins for its wait strategy's limit as a *searcher*, then sleeps on
+//! its event (the worker's mailbox event, which region posts also move): `sleeping` counts the
+//! sleepers that may take tasks. Whoever shares work then (after a `SeqCst` fence) wakes one
+//! sleeper unless a searcher is awake; a sleeper announces itself through the event's sleeper
+//! count and re-checks every queue after a `SeqCst` fence before it sleeps, so a push either
+//! is seen by the sleeper or sees the sleeper (no lost wake-up). A latch wakes its owner the
+//! same way. An idle pool therefore uses no CPU once its spin is over.
+//!
+//! # How many threads take tasks
+//!
+//! [`Policy::task_workers`](crate::Policy::task_workers), asked at each call from outside the
+//! pool: workers whose index is at or above it neither steal nor are woken for shared frames
+//! (they stay parked at task boundaries, and keep serving regions). Index 0 always runs its
+//! tasks, and every worker takes calls handed in through the injector (each is as its
+//! caller's own thread, and must run even when the number falls after it was handed in).
+//!
+//! # Regions
+//!
+//! A thread running tasks runs the parallel loops and regions it starts inline (as a region's
+//! members do): a region needs its team's workers at once, and they may be busy with tasks
+//! that wait for this one. A worker serving a region member shares the frames of its joins
+//! with the workers outside the team, and takes region posts only between tasks. A region's
+//! member that is no worker runs its joins as index 0 when that is free, and else inline: it
+//! must not hand them to workers that may all be members of its region, waiting for it.
+
+mod beat;
+mod ctx;
+mod deque;
+mod job;
+mod join;
+mod latch;
+
+use std::cell::{Cell, UnsafeCell};
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use deque::{Injector, Steal, Stealer, Worker};
+pub(crate) use join::{join, join_current};
+
+/// Runs `f` as a thread that runs no task: for [`Runtime::install_here`], whose runtime is the
+/// current one inside `f` even on a thread that runs another runtime's tasks (or this one's),
+/// so that a `Ctx` present always belongs to the current runtime.
+pub(crate) fn without_ctx<R>(f: impl FnOnce() -> R) -> R {
+    ctx::hide(f)
+}
+use job::TaskRef;
+
+use crate::payload::catch;
+use crate::runtime::Inner;
+use crate::sync::{AtomicUsize, Ordering};
+use crate::wait::{spin_until, Event, WaitInfo, WaitOutcome, WaitSite, IDLE_SPIN_CAP};
+use crate::Runtime;
+
+/// A runtime's queues and the counts its sleep protocol reads.
+pub(crate) struct Tasks {
+    injector: Injector<TaskRef>,
+    stealers: Box<[Stealer<TaskRef>]>,
+    /// Index `i`'s deque and frame stack: locked by worker `i` for its life, and by a thread
+    /// calling in from outside for the length of its call (index 0).
+    locals: Box<[Mutex<Local>]>,
+    /// Threads awake and looking for tasks.
+    searching: CachePadded<AtomicUsize>,
+    /// Threads that may take tasks and sleep.
+    sleeping: CachePadded<AtomicUsize>,
+    /// Workers with an index below it may take tasks (the policy's last answer).
+    active: AtomicUsize,
+    /// Where the next scan for a sleeper to wake starts.
+    next_wake: AtomicUsize,
+}
+
+/// One index's deque and frame stack (kept between calls for its allocation).
+pub(crate) struct Local {
+    deque: Worker<TaskRef>,
+    frames: Vec<TaskRef>,
+    /// Joins between clock reads, as last adapted (see `beat`): kept from call to call.
+    interval: Cell<u32>,
+}
+
+impl Tasks {
+    pub(crate) fn new(max_threads: usize) -> Self {
+        let locals: Vec<Local> = (0..max_threads)
+            .map(|_| Local {
+                deque: Worker::new_lifo(),
+                frames: Vec::new(),
+                interval: Cell::new(1),
+            })
+            .collect();
+        Tasks {
+            injector: Injector::new(),
+            stealers: locals.iter().map(|l| l.deque.stealer()).collect(),
+            locals: locals.into_iter().map(Mutex::new).collect(),
+            searching: CachePadded::new(AtomicUsize::new(0)),
+            sleeping: CachePadded::new(AtomicUsize::new(0)),
+            active: AtomicUsize::new(max_threads),
+            next_wake: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether a queue that a thread looks at holds a task (for a thread about to sleep): the
+    /// other threads' deques when it may steal, the injector when it takes calls.
+    fn visible(&self, steal: bool, calls: bool) -> bool {
+        (calls && !self.injector.is_empty())
+            || (steal && self.stealers.iter().any(|s| !s.is_empty()))
+    }
+
+    /// Sets how many threads may take tasks.
+    pub(crate) fn set_active(&self, n: usize) {
+        let n = n.clamp(1, self.locals.len());
+        if self.active.load(Ordering::Relaxed) != n {
+            self.active.store(n, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn active(&self) -> usize {
+        self.active.load(Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("searching", &self.searching.load(Ordering::Relaxed))
+            .field("sleeping", &self.sleeping.load(Ordering::Relaxed))
+            .field("active", &self.active())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A thread's place in its runtime's work stealing (see the module docs).
+pub(crate) struct Ctx<'a> {
+    /// The runtime (a worker's own handle, or the caller's), for starting workers.
+    rt: &'a Runtime,
+    inner: &'a Inner,
+    index: usize,
+    /// The event this thread sleeps on (its latches' too).
+    event: &'a Event,
+    deque: &'a Worker<TaskRef>,
+    /// Touched only by this thread, by [`Ctx::push_frame`], [`Ctx::pop_frame`] and
+    /// [`Ctx::share_oldest`], none of which calls out while it holds the reference.
+    frames: UnsafeCell<&'a mut Vec<TaskRef>>,
+    /// How many of the oldest frames are shared.
+    shared: Cell<usize>,
+    /// Joins left until the next clock read, and the interval it was last set to.
+    countdown: Cell<u32>,
+    interval: &'a Cell<u32>,
+    last_read: Cell<Instant>,
+    last_beat: Cell<Instant>,
+    /// Where the next steal starts.
+    victim: Cell<usize>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(rt: &'a Runtime, index: usize, local: &'a mut Local) -> Self {
+        let inner = rt.inner();
+        let now = Instant::now();
+        let Local {
+            deque,
+            frames,
+            interval,
+        } = local;
+        debug_assert!(frames.is_empty() && deque.is_empty());
+        Ctx {
+            rt,
+            inner,
+            index,
+            event: inner.idle_event(index),
+            deque,
+            frames: UnsafeCell::new(frames),
+            shared: Cell::new(0),
+            countdown: Cell::new(1),
+            interval,
+            last_read: Cell::new(now),
+            last_beat: Cell::new(beat::first_beat(now)),
+            victim: Cell::new(index + 1),
+        }
+    }
+
+    /// Whether this thread may take tasks from others.
+    #[inline]
+    fn allowed(&self) -> bool {
+        self.index < self.inner.tasks().active()
+    }
+
+    /// The frame stack, for one of the three methods that use it.
+    ///
+    /// # Safety
+    /// No other reference to the frame stack is alive: each caller holds it only within its
+    /// own body and calls nothing that could reach it again (the `Ctx` is this thread's).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn frames(&self) -> &mut Vec<TaskRef> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { &mut **self.frames.get() }
+    }
+
+    /// Pushes `b`'s frame; returns its depth (the frame's index).
+    #[inline]
+    fn push_frame(&self, t: TaskRef) -> usize {
+        // SAFETY: the reference ends with this function, which calls out to nothing else.
+        let frames = unsafe { self.frames() };
+        frames.push(t);
+        frames.len() - 1
+    }
+
+    /// Pops the frame at `depth`; returns whether it was shared.
+    #[inline]
+    fn pop_frame(&self, depth: usize) -> bool {
+        // SAFETY: as in `push_frame`.
+        let frames = unsafe { self.frames() };
+        let t = frames.pop();
+        debug_assert!(t.is_some() && frames.len() == depth);
+        let shared = self.shared.get() > depth;
+        if shared {
+            self.shared.set(depth);
+        }
+        shared
+    }
+
+    /// Called at a join's start, its frame pushed: every `interval` joins, shares work if
+    /// someone could take it and the thread's beat is due (see the module docs).
+    #[inline]
+    fn offer(&self) {
+        let c = self.countdown.get();
+        if c > 1 {
+            self.countdown.set(c - 1);
+        } else {
+            self.offer_slow();
+        }
+    }
+
+    #[cold]
+    fn offer_slow(&self) {
+        let now = Instant::now();
+        let interval = beat::next_interval(self.interval.get(), now - self.last_read.get());
+        self.interval.set(interval);
+        self.countdown.set(interval);
+        self.last_read.set(now);
+        let tasks = self.inner.tasks();
+        let searching = tasks.searching.load(Ordering::Relaxed) > 0;
+        if !searching && tasks.sleeping.load(Ordering::Relaxed) == 0 {
+            // Nobody to take work: unless workers are still to start (a region starts only
+            // its team's), whose first search will come here.
+            self.rt.start_task_workers();
+            return;
+        }
+        if beat::beat_due(now - self.last_beat.get(), searching) {
+            self.last_beat.set(now);
+            if self.share_oldest() && !searching {
+                self.notify_work();
+            }
+        }
+    }
+
+    /// Pushes the oldest private frame on the deque; false when every frame is shared.
+    fn share_oldest(&self) -> bool {
+        // SAFETY: as in `push_frame` (a deque push runs no code of ours).
+        let frames = unsafe { self.frames() };
+        let s = self.shared.get();
+        match frames.get(s) {
+            Some(&t) => {
+                self.deque.push(t);
+                self.shared.set(s + 1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// After work was shared: wakes a sleeper unless a searcher will find it.
+    fn notify_work(&self) {
+        self.inner.tasks_notify();
+    }
+
+    /// A task to run: the newest of this thread's own deque, else one stolen from another
+    /// thread's (when allowed), else a call from outside (workers only).
+    fn find_task(&self) -> Option<TaskRef> {
+        if let Some(t) = self.deque.pop() {
+            return Some(t);
+        }
+        let tasks = self.inner.tasks();
+        let n = tasks.stealers.len();
+        let (steal, inject) = (self.allowed(), self.takes_calls());
+        loop {
+            let mut retry = false;
+            let start = self.victim.get();
+            for k in (0..n).filter(|_| steal) {
+                let i = (start + k) % n;
+                if i == self.index {
+                    continue;
+                }
+                match tasks.stealers[i].steal() {
+                    Steal::Success(t) => {
+                        self.victim.set(i);
+                        return Some(t);
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if inject {
+                match tasks.injector.steal() {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Runs a task taken from a queue, as a new start: its first join may share at once.
+    fn run_task(&self, t: TaskRef) {
+        let now = Instant::now();
+        self.last_beat.set(beat::first_beat(now));
+        self.last_read.set(now);
+        self.countdown.set(1);
+        // SAFETY: `t` was taken out of a queue, which holds each job once (job module docs).
+        unsafe { t.run() }
+    }
+
+    /// Runs tasks until `done()`; sleeps when there are none.
+    fn run_until(&self, done: &dyn Fn() -> bool, site: WaitSite) {
+        while !done() {
+            match self.find_task() {
+                Some(t) => self.run_task(t),
+                None => self.idle(done, site),
+            }
+        }
+    }
+
+    /// Waits, without work, until `done()` or a task this thread may take is visible: spins
+    /// as a searcher for the wait strategy's limit, then sleeps on its event.
+    fn idle(&self, done: &dyn Fn() -> bool, site: WaitSite) {
+        let inner = self.inner;
+        let tasks = inner.tasks();
+        let allowed = self.allowed();
+        let calls = self.takes_calls();
+        let ready = || done() || tasks.visible(allowed, calls);
+        let info = WaitInfo {
+            site,
+            member: self.index,
+            team_size: inner.max_threads,
+        };
+        let wait = &*inner.wait;
+        let mut limit = catch(|| wait.spin_limit(&info)).unwrap_or_default();
+        if site == WaitSite::Idle {
+            limit = limit.min(IDLE_SPIN_CAP);
+        }
+        let start = Instant::now();
+        if allowed {
+            tasks.searching.fetch_add(1, Ordering::SeqCst);
+        }
+        let gave_up = spin_until(start, limit, ready);
+        if allowed {
+            tasks.searching.fetch_sub(1, Ordering::SeqCst);
+        }
+        let mut blocked = false;
+        if gave_up {
+            if allowed {
+                tasks.sleeping.fetch_add(1, Ordering::SeqCst);
+            }
+            blocked = self.event.sleep_until(&|| {
+                crate::sync::fence_seq_cst();
+                ready()
+            });
+            if allowed {
+                tasks.sleeping.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        if catch(|| wait.wants_outcomes()).unwrap_or(false) {
+            let outcome = WaitOutcome {
+                waited: start.elapsed(),
+                blocked,
+            };
+            let _ = catch(|| wait.waited(&info, &outcome));
+        }
+    }
+
+    /// Whether this thread takes calls handed in from outside: every worker, whether or not
+    /// the policy lets it take others' tasks (a call handed in is as its caller's own thread,
+    /// and must be run even if the policy's number falls after it was handed in); not index 0,
+    /// whose holder would otherwise stay in another caller's whole call after its own.
+    #[inline]
+    fn takes_calls(&self) -> bool {
+        self.index != 0
+    }
+}
+
+impl Inner {
+    /// Wakes one sleeping worker after a call was handed in through the injector, unless a
+    /// searcher is awake: any worker takes calls (see [`Ctx::takes_calls`]).
+    pub(crate) fn calls_notify(&self) {
+        let tasks = self.tasks();
+        crate::sync::fence_seq_cst();
+        if tasks.searching.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        let n = self.max_threads;
+        let start = tasks.next_wake.fetch_add(1, Ordering::Relaxed);
+        for k in 0..n {
+            let i = (start + k) % n;
+            let ev = self.idle_event(i);
+            if i != 0 && ev.has_sleepers() {
+                ev.notify_sleepers();
+                return;
+            }
+        }
+    }
+
+    /// Wakes one sleeping thread that may take tasks, unless a searcher is awake: called after
+    /// a task was pushed on a deque.
+    pub(crate) fn tasks_notify(&self) {
+        let tasks = self.tasks();
+        crate::sync::fence_seq_cst();
+        if tasks.searching.load(Ordering::SeqCst) > 0 || tasks.sleeping.load(Ordering::SeqCst) == 0
+        {
+            return;
+        }
+        let n = tasks.active();
+        let start = tasks.next_wake.fetch_add(1, Ordering::Relaxed);
+        for k in 0..n {
+            let ev = self.idle_event((start + k) % n);
+            if ev.has_sleepers() {
+                ev.notify_sleepers();
+                return;
+            }
+        }
+    }
+
+    /// Runs worker `index`'s tasks and calls `serve` between them, until `stop()`: the main
+    /// loop of a worker thread. `serve` returns whether it did something (ran a region member);
+    /// `stop` and `posted` are checked before each sleep, and whoever makes either true moves
+    /// the worker's event.
+    pub(crate) fn worker_loop(
+        &self,
+        rt: &Runtime,
+        index: usize,
+        stop: &dyn Fn() -> bool,
+        posted: &dyn Fn() -> bool,
+        serve: &mut dyn FnMut() -> bool,
+    ) {
+        let tasks = self.tasks();
+        let mut local = tasks.locals[index].lock();
+        let ctx = Ctx::new(rt, index, &mut local);
+        let member = crate::current::Member::new(index, self.max_threads, self);
+        ctx::enter(&ctx, || loop {
+            if stop() {
+                break;
+            }
+            if serve() {
+                continue;
+            }
+            if let Some(t) = ctx.find_task() {
+                let _member = crate::current::enter(member);
+                ctx.run_task(t);
+                continue;
+            }
+            ctx.idle(&|| stop() || posted(), WaitSite::Idle);
+        });
+    }
+}

@@ -1,0 +1,362 @@
+//! Divide-and-conquer workloads on asat's `join` beside rayon's and chili's.
+//!
+//! ```text
+//! cargo run --release --example tree_sum -- tree --levels 10            # 1023 nodes
+//! cargo run --release --example tree_sum -- tree --levels 24 --inner 1  # 16.7M nodes
+//! cargo run --release --example tree_sum -- sleepy --depth 6 --threads 8 --leaf-ms 2
+//! cargo run --release --example tree_sum -- callers --callers 4 --threads 8 --items 64
+//! ```
+//!
+//! - `tree`: the sum of a balanced tree of `--levels` levels with one `join` per node (chili's
+//!   published benchmark) on each runtime: `serial` (no joins), `rayon` (`rayon::join` inside
+//!   `pool.install`), `chili` (`Scope::join` on a scope of the chili pool), `asat`
+//!   (`asat::join` inside `pool.install`) and `asat-here` (the same inside
+//!   `pool.install_here`, on the calling thread). Each round times `--inner` sums per runtime
+//!   (one `install`, or one chili scope, per round), the runtimes taking turns within the
+//!   round so that noise hits all alike; a runtime's time per sum is its best round. Every
+//!   sum is checked against the serial one (exit status 1 on a mismatch).
+//! - `sleepy`: a recursive `join` of `--depth` levels whose `2^depth` leaves each sleep
+//!   `--leaf-ms`, inside `pool.install` of a rayon and an asat pool: the wall time beside the
+//!   ideal `2^depth * leaf / threads`, and how many distinct threads ran leaves.
+//! - `callers`: `--callers` threads each run one parallel loop of `--items` items that sleep
+//!   `--item-ms` (`into_par_iter().for_each`) inside `pool.install` of ONE shared pool: the
+//!   wall time until all callers are done beside the ideal `callers * items * item / threads`.
+//!
+//! `sleepy` and `callers` print medians of `--runs` runs, the runtimes taking turns.
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::num::NonZero;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use asat_peers::stats::median;
+use asat_peers::tree::{self, format_seconds, Join, Node, RayonJoin};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Divide-and-conquer joins on asat, rayon and chili")]
+struct Args {
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+#[derive(Subcommand)]
+enum Mode {
+    /// Sum a balanced binary tree with one join per node (best of --reps rounds).
+    Tree {
+        /// Levels of the tree (2^levels - 1 nodes; 24 levels take about 0.5 GB).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=26))]
+        levels: u32,
+        /// Threads of each pool [default: the machine's CPUs].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: Option<u32>,
+        /// Rounds; each runtime's time is that of its best round.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        reps: u32,
+        /// Sums per runtime and round [default: about 2 million nodes' worth, 2000 sums of
+        /// a 10-level tree, 1 from 21 levels on].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        inner: Option<u32>,
+    },
+    /// A recursive join whose leaves sleep: wall time against the ideal, threads used.
+    Sleepy {
+        /// Levels of joins (2^depth leaves).
+        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=16))]
+        depth: u32,
+        /// Threads of each pool.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
+        /// Milliseconds each leaf sleeps.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        leaf_ms: u64,
+        /// Runs per runtime (the median is printed).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+    },
+    /// Several threads each run a parallel loop on one shared pool.
+    Callers {
+        /// Threads that each run one parallel loop.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        callers: u32,
+        /// Threads of each pool.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
+        /// Items of each loop.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        items: u32,
+        /// Milliseconds each item sleeps.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        item_ms: u64,
+        /// Runs per runtime (the median is printed).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+    },
+}
+
+/// `asat::join`: on the asat runtime the caller runs in.
+struct AsatJoin;
+
+impl Join for AsatJoin {
+    #[inline]
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        asat::join(a, b)
+    }
+}
+
+fn main() {
+    match Args::parse().mode {
+        Mode::Tree {
+            levels,
+            threads,
+            reps,
+            inner,
+        } => {
+            let threads = threads.map_or_else(
+                || std::thread::available_parallelism().map_or(1, NonZero::get),
+                |t| t as usize,
+            );
+            let inner = inner.map_or_else(|| (2_046_000 / Node::count(levels)).max(1), u64::from);
+            tree_mode(levels, threads, reps as usize, inner as usize);
+        }
+        Mode::Sleepy {
+            depth,
+            threads,
+            leaf_ms,
+            runs,
+        } => sleepy_mode(depth, threads as usize, leaf_ms, runs as usize),
+        Mode::Callers {
+            callers,
+            threads,
+            items,
+            item_ms,
+            runs,
+        } => callers_mode(
+            callers as usize,
+            threads as usize,
+            items as usize,
+            item_ms,
+            runs as usize,
+        ),
+    }
+}
+
+/// The pools of the parallel runtimes, `threads` each.
+fn pools(threads: usize) -> (rayon::ThreadPool, asat::ThreadPool) {
+    let rayon = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap_or_else(|e| fail(2, &format!("rayon pool of {threads}: {e}")));
+    let asat = asat::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap_or_else(|e| fail(2, &format!("asat pool of {threads}: {e}")));
+    (rayon, asat)
+}
+
+fn fail(code: i32, message: &str) -> ! {
+    eprintln!("tree_sum: {message}");
+    std::process::exit(code)
+}
+
+const TREE_RUNTIMES: [&str; 5] = ["serial", "rayon", "chili", "asat", "asat-here"];
+
+/// `k` sums by `sum`: how many differed from `expected`, and the first that did.
+fn sums(k: usize, expected: u64, mut sum: impl FnMut() -> u64) -> (usize, Option<u64>) {
+    let (mut wrong, mut first) = (0, None);
+    for _ in 0..k {
+        let s = black_box(sum());
+        if s != expected {
+            wrong += 1;
+            first.get_or_insert(s);
+        }
+    }
+    (wrong, first)
+}
+
+fn tree_mode(levels: u32, threads: usize, reps: usize, inner: usize) {
+    let t = Instant::now();
+    let root = Node::tree(levels);
+    let built = t.elapsed().as_secs_f64();
+    let expected = tree::sum_serial(&root);
+    if expected != Node::expected_sum(levels) {
+        fail(1, "the serial sum is not n (n + 1) / 2");
+    }
+    let (rayon, asat) = pools(threads);
+    let chili = tree::chili_pool(threads);
+    println!(
+        "tree of {levels} levels ({} nodes, built in {}), {threads} threads, best of {reps} \
+         rounds of {inner} sums",
+        Node::count(levels),
+        format_seconds(built)
+    );
+    let tree = &root;
+    let mut best = [f64::INFINITY; TREE_RUNTIMES.len()];
+    let mut mismatches = Vec::new();
+    for round in 0..reps {
+        for (r, name) in TREE_RUNTIMES.iter().enumerate() {
+            let t = Instant::now();
+            let (wrong, first) = match *name {
+                "serial" => sums(inner, expected, || tree::sum_serial(black_box(tree))),
+                "rayon" => rayon.install(|| sums(inner, expected, || tree::sum_rayon(tree))),
+                "chili" => {
+                    let mut scope = chili.scope();
+                    sums(inner, expected, || tree::sum_chili(tree, &mut scope))
+                }
+                "asat" => {
+                    asat.install(|| sums(inner, expected, || tree::sum_join::<AsatJoin>(tree)))
+                }
+                _ => {
+                    asat.install_here(|| sums(inner, expected, || tree::sum_join::<AsatJoin>(tree)))
+                }
+            };
+            let per_sum = t.elapsed().as_secs_f64() / inner as f64;
+            best[r] = best[r].min(per_sum);
+            if let Some(got) = first {
+                mismatches.push(format!(
+                    "{name}, round {}: {wrong} of {inner} sums wrong (e.g. {got}, not {expected})",
+                    round + 1
+                ));
+            }
+        }
+    }
+    println!(
+        "{:<10} {:>12} {:>10} {:>9}",
+        "runtime", "per sum", "per node", "/serial"
+    );
+    for (name, &b) in TREE_RUNTIMES.iter().zip(&best) {
+        println!(
+            "{name:<10} {:>12} {:>10} {:>8.2}x",
+            format_seconds(b),
+            format_seconds(b / Node::count(levels) as f64),
+            b / best[0]
+        );
+    }
+    if !mismatches.is_empty() {
+        fail(1, &format!("wrong sums:\n  {}", mismatches.join("\n  ")));
+    }
+}
+
+const POOL_RUNTIMES: [&str; 2] = ["rayon", "asat"];
+
+/// Prints the medians of each runtime's `walls` (seconds) beside `ideal`, and of `threads` (the
+/// threads that ran leaves) where there are some.
+fn pool_table(walls: &[Vec<f64>], threads: Option<&[Vec<f64>]>, ideal: f64) {
+    print!(
+        "{:<8} {:>12} {:>12} {:>8}",
+        "runtime", "wall", "ideal", "/ideal"
+    );
+    println!("{}", if threads.is_some() { "  threads" } else { "" });
+    for (r, name) in POOL_RUNTIMES.iter().enumerate() {
+        let wall = median(walls[r].clone());
+        print!(
+            "{name:<8} {:>12} {:>12} {:>7.2}x",
+            format_seconds(wall),
+            format_seconds(ideal),
+            wall / ideal
+        );
+        match threads {
+            Some(t) => println!("  {:>7}", median(t[r].clone())),
+            None => println!(),
+        }
+    }
+}
+
+fn sleepy_mode(depth: u32, threads: usize, leaf_ms: u64, runs: usize) {
+    let (rayon, asat) = pools(threads);
+    let leaf = Duration::from_millis(leaf_ms);
+    let leaves = 1usize << depth;
+    let ideal = leaves as f64 * leaf.as_secs_f64() / threads as f64;
+    println!(
+        "recursive join of depth {depth} ({leaves} leaves of {leaf_ms} ms), {threads} threads, \
+         median of {runs} runs"
+    );
+    let mut walls = vec![Vec::new(); POOL_RUNTIMES.len()];
+    let mut used = vec![Vec::new(); POOL_RUNTIMES.len()];
+    for _ in 0..runs {
+        for (r, name) in POOL_RUNTIMES.iter().enumerate() {
+            let ids = Mutex::new(HashSet::new());
+            let ran = AtomicUsize::new(0);
+            let sleep = || {
+                ids.lock().unwrap().insert(std::thread::current().id());
+                ran.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(leaf);
+            };
+            let t = Instant::now();
+            match *name {
+                "rayon" => rayon.install(|| tree::fork_leaves::<RayonJoin, _>(depth, &sleep)),
+                _ => asat.install(|| tree::fork_leaves::<AsatJoin, _>(depth, &sleep)),
+            }
+            walls[r].push(t.elapsed().as_secs_f64());
+            let ran = ran.into_inner();
+            if ran != leaves {
+                fail(1, &format!("{name}: {ran} leaves ran, not {leaves}"));
+            }
+            used[r].push(ids.into_inner().unwrap().len() as f64);
+        }
+    }
+    pool_table(&walls, Some(&used), ideal);
+}
+
+/// One caller's loop on rayon: `n` items that sleep `item`, each counted in `done`.
+fn rayon_loop(pool: &rayon::ThreadPool, n: usize, item: Duration, done: &AtomicUsize) {
+    use rayon::prelude::*;
+    pool.install(|| {
+        (0..n).into_par_iter().for_each(|_| {
+            std::thread::sleep(item);
+            done.fetch_add(1, Ordering::Relaxed);
+        })
+    });
+}
+
+/// [`rayon_loop`] on asat.
+fn asat_loop(pool: &asat::ThreadPool, n: usize, item: Duration, done: &AtomicUsize) {
+    use asat::prelude::*;
+    pool.install(|| {
+        (0..n).into_par_iter().for_each(|_| {
+            std::thread::sleep(item);
+            done.fetch_add(1, Ordering::Relaxed);
+        })
+    });
+}
+
+fn callers_mode(callers: usize, threads: usize, items: usize, item_ms: u64, runs: usize) {
+    let (rayon, asat) = pools(threads);
+    let item = Duration::from_millis(item_ms);
+    let ideal = (callers * items) as f64 * item.as_secs_f64() / threads as f64;
+    println!(
+        "{callers} callers, each a loop of {items} items of {item_ms} ms, on one pool of \
+         {threads} threads, median of {runs} runs"
+    );
+    let mut walls = vec![Vec::new(); POOL_RUNTIMES.len()];
+    for _ in 0..runs {
+        for (r, name) in POOL_RUNTIMES.iter().enumerate() {
+            let done = AtomicUsize::new(0);
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                for _ in 0..callers {
+                    s.spawn(|| match *name {
+                        "rayon" => rayon_loop(&rayon, items, item, &done),
+                        _ => asat_loop(&asat, items, item, &done),
+                    });
+                }
+            });
+            walls[r].push(t.elapsed().as_secs_f64());
+            let done = done.into_inner();
+            if done != callers * items {
+                fail(
+                    1,
+                    &format!("{name}: {done} items ran, not {}", callers * items),
+                );
+            }
+        }
+    }
+    pool_table(&walls, None, ideal);
+}
