@@ -39,10 +39,26 @@ pub(crate) fn beat_due(since_beat: Duration, searching: bool) -> bool {
     since_beat >= if searching { AWAKE_BEAT } else { HEARTBEAT }
 }
 
-/// The last beat of a thread that starts a call or a stolen task at `now`: one long enough ago
-/// that the first join's beat is due.
+/// The last beat of a thread that starts a stolen task at `now`: one long enough ago that the
+/// first join's beat is due (a thief that took a large part of a recursion passes on half of
+/// it at once).
 pub(crate) fn first_beat(now: Instant) -> Instant {
     now.checked_sub(HEARTBEAT).unwrap_or(now)
+}
+
+/// Joins between clock reads from which a call's joins count as fine-grained.
+pub(crate) const FINE_GRAIN: u32 = 16;
+
+/// The last beat of a call from outside that starts at `now`, its thread's clock reads last
+/// `interval` joins apart: a call whose joins came fast (a sum over a small tree, whose work a
+/// thief would take longer to hand back than it saves) shares nothing before its first beat;
+/// one whose joins came slowly (or the first call) may share at its first join.
+pub(crate) fn call_beat(now: Instant, interval: u32) -> Instant {
+    if interval >= FINE_GRAIN {
+        now
+    } else {
+        first_beat(now)
+    }
 }
 
 #[cfg(test)]
@@ -90,6 +106,15 @@ mod tests {
         assert!(!beat_due(AWAKE_BEAT - tick, true));
         assert!(beat_due(AWAKE_BEAT, true));
         assert!(AWAKE_BEAT < HEARTBEAT);
+    }
+
+    #[test]
+    fn a_call_of_fine_joins_waits_a_beat_and_one_of_coarse_joins_does_not() {
+        let now = Instant::now();
+        assert_eq!(call_beat(now, FINE_GRAIN), now);
+        assert_eq!(call_beat(now, MAX_INTERVAL), now);
+        assert_eq!(call_beat(now, FINE_GRAIN - 1), first_beat(now));
+        assert_eq!(call_beat(now, 1), first_beat(now));
     }
 
     #[test]

@@ -101,15 +101,21 @@ where
         unsafe { Latch::set(&raw const (*this).latch) };
     }
 
-    /// The closure, for its owner to run itself, taken where it lies (no copy of the job).
+    /// The closure, for its owner to run itself, taken where it lies (no copy of the job), and
+    /// the job given up without a drop: nothing is left in it (no result, and a latch that
+    /// holds no event of its own, as a worker's latch does not).
     ///
     /// # Safety
     /// The job's `TaskRef` is out of every queue and was never run: the owner took it back, or
     /// never shared it.
     #[inline]
-    pub(crate) unsafe fn take_func(&self) -> F {
+    pub(crate) unsafe fn take_func(self) -> F {
+        debug_assert!(self.latch.holds_nothing());
         // SAFETY: nobody else has the job (this function's contract).
         let f = unsafe { (*self.func.get()).take() };
+        // The result is `None` (never run) and the latch's event is not its own: dropping the
+        // job would only test for that.
+        std::mem::forget(self);
         f.expect("a job taken back was not run")
     }
 

@@ -45,6 +45,11 @@ impl Latch {
         }
     }
 
+    /// Whether the latch keeps no event alive (one made by [`Latch::on`]).
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.keep.is_none()
+    }
+
     /// Whether the latch is set (`SeqCst`: see [`Event::wait_until`]).
     #[inline]
     pub(crate) fn probe(&self) -> bool {

@@ -16,13 +16,16 @@
 //! itself unless another thread took it. A frame is private at first: nobody can see it, and
 //! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
 //! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
-//! the oldest end) only when someone could take it:
-//! - at a join's start while a thread of the runtime is awake and looking for work
-//!   (`searching > 0`): the thread shares its oldest private frame, the work nearest the root
-//!   of its recursion;
-//! - at a *heartbeat*: when the thread has run for [`beat::HEARTBEAT`] since its last beat
-//!   (or its call's start) while a worker that may take tasks sleeps, it shares its oldest
-//!   private frame and wakes one sleeper. The clock is read every few joins (see `beat`).
+//! the oldest end) only when someone could take it, at the thread's *beat*: the thread counts
+//! its joins and reads the clock every few of them (see `beat`); its beat is due
+//! [`beat::AWAKE_BEAT`] after the last one while a thread of the runtime is awake and looking
+//! for work (`searching > 0`), and [`beat::HEARTBEAT`] after it while one that may take tasks
+//! sleeps, which it then wakes. At a due beat the thread shares its oldest private frame, the
+//! work nearest the root of its recursion.
+//!
+//! A stolen task's first join may share at once, and so may a call's from outside unless its
+//! thread's last joins came fast (`beat::call_beat`): the thief of a large part passes half
+//! of it on, and a short call of fine joins keeps its work.
 //!
 //! Shared frames are the oldest ones, so they form the bottom of the frame stack, and the deque
 //! holds them in the same order. When `a` returns, a shared frame's `TaskRef` is either still
@@ -209,7 +212,7 @@ impl<'a> Ctx<'a> {
             countdown: Cell::new(1),
             interval,
             last_read: Cell::new(now),
-            last_beat: Cell::new(beat::first_beat(now)),
+            last_beat: Cell::new(beat::call_beat(now, interval.get())),
             victim: Cell::new(index + 1),
         }
     }
