@@ -7,6 +7,7 @@
 //! | variable | meaning | values |
 //! |---|---|---|
 //! | `ASAT_MAX_THREADS` | [`Builder::max_threads`] | 1 ..= 4096 |
+//! | `RAYON_NUM_THREADS` | [`Builder::max_threads`] when `ASAT_MAX_THREADS` is not set (as rayon's pools read it, so that a program moved from rayon keeps its scripts) | 0 (the CPUs) ..= 4096 |
 //! | `ASAT_POLICY` | [`Builder::policy`] | see [`parse_policy`] |
 //! | `ASAT_WAIT` | [`Builder::wait`] | see [`parse_wait`] |
 //! | `ASAT_SOLO_SLICE` | [`Builder::solo_slice`] | `off`, or a time from `100us` to `100ms` |
@@ -240,15 +241,19 @@ impl Builder {
     }
 
     /// The `max_threads` that `build` would use: the one set, else `ASAT_MAX_THREADS`, else
-    /// the CPU budget (not checked against the limits).
+    /// `RAYON_NUM_THREADS` (0: not set), else the CPU budget (not checked against the limits).
     pub(crate) fn resolved_max_threads(&self) -> Result<usize, Error> {
         self.max_threads_with_env(&env_var)
     }
 
     fn max_threads_with_env(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<usize, Error> {
-        let env_max = env("ASAT_MAX_THREADS")
-            .map(|v| parse_max_threads(&v))
-            .transpose()?;
+        let env_max = match env("ASAT_MAX_THREADS") {
+            Some(v) => Some(parse_max_threads(&v)?),
+            None => env("RAYON_NUM_THREADS")
+                .map(|v| parse_rayon_threads(&v))
+                .transpose()?
+                .flatten(),
+        };
         Ok(self
             .max_threads
             .or(env_max)
@@ -314,6 +319,17 @@ fn parse_max_threads(v: &str) -> Result<usize, Error> {
     match v.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_THREADS_LIMIT).contains(&n) => Ok(n),
         _ => Err(Error::env("ASAT_MAX_THREADS", v, allowed)),
+    }
+}
+
+/// `RAYON_NUM_THREADS` as rayon reads it: a pool's size, or 0 for the CPUs (`None`).
+fn parse_rayon_threads(v: &str) -> Result<Option<usize>, Error> {
+    let allowed =
+        format!("must be a whole number between 0 (as many as the CPUs) and {MAX_THREADS_LIMIT}");
+    match v.trim().parse::<usize>() {
+        Ok(0) => Ok(None),
+        Ok(n) if n <= MAX_THREADS_LIMIT => Ok(Some(n)),
+        _ => Err(Error::env("RAYON_NUM_THREADS", v, allowed)),
     }
 }
 
@@ -436,6 +452,37 @@ mod tests {
             .unwrap();
         assert_eq!(rt.max_threads(), 2);
         assert_eq!(rt.policy().name(), "fixed");
+    }
+
+    #[test]
+    fn rayon_num_threads_sizes_a_pool_unless_asat_max_threads_is_set() {
+        let size = |pairs: &[(&str, &str)]| {
+            Builder::new()
+                .build_with_env(env_of(pairs))
+                .map(|rt| rt.max_threads())
+        };
+        assert_eq!(size(&[("RAYON_NUM_THREADS", "3")]).unwrap(), 3);
+        assert_eq!(
+            size(&[("RAYON_NUM_THREADS", "3"), ("ASAT_MAX_THREADS", "2")]).unwrap(),
+            2
+        );
+        assert_eq!(
+            size(&[("RAYON_NUM_THREADS", "0")]).unwrap(),
+            size(&[]).unwrap(),
+            "0 is the CPUs, as in rayon"
+        );
+        let rt = Builder::new()
+            .max_threads(2)
+            .build_with_env(env_of(&[("RAYON_NUM_THREADS", "3")]))
+            .unwrap();
+        assert_eq!(rt.max_threads(), 2, "code wins");
+        let e = size(&[("RAYON_NUM_THREADS", "many")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "environment variable RAYON_NUM_THREADS=\"many\" is invalid: must be a whole number \
+             between 0 (as many as the CPUs) and 4096"
+        );
+        assert!(size(&[("RAYON_NUM_THREADS", "5000")]).is_err());
     }
 
     #[test]

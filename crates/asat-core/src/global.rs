@@ -116,7 +116,8 @@ impl ThreadPoolBuilder {
 
 impl<S> ThreadPoolBuilder<S> {
     /// The pool's threads, the thread that starts a parallel call included (asat's
-    /// [`Builder::max_threads`]). Unset: `ASAT_MAX_THREADS`, or the CPUs this process may use.
+    /// [`Builder::max_threads`]). Unset: `ASAT_MAX_THREADS`, else `RAYON_NUM_THREADS` (0:
+    /// unset, as rayon reads it), or the CPUs this process may use.
     /// Unlike rayon, 0 does not mean "the default": it is an error from `build`.
     pub fn num_threads(mut self, n: usize) -> Self {
         self.num_threads = Some(n);
