@@ -21,6 +21,8 @@
 //! - `callers`: `--callers` threads each run one parallel loop of `--items` items that sleep
 //!   `--item-ms` (`into_par_iter().for_each`) inside `pool.install` of ONE shared pool: the
 //!   wall time until all callers are done beside the ideal `callers * items * item / threads`.
+//! - `idle`: the CPU time the process spends over `--window-ms`, `--after-ms` after a pool's
+//!   last call (tree sums), for a rayon and an asat pool in turn.
 //!
 //! `sleepy` and `callers` print medians of `--runs` runs, the runtimes taking turns.
 
@@ -74,6 +76,19 @@ enum Mode {
         /// Runs per runtime (the median is printed).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
+    },
+    /// The CPU an idle pool uses: tree sums on the pool, then --after-ms of nothing, then the
+    /// process's CPU time over the next --window-ms (each runtime in turn).
+    Idle {
+        /// Threads of each pool.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
+        /// Milliseconds between the last call and the window.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+        after_ms: u64,
+        /// Milliseconds of the window.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+        window_ms: u64,
     },
     /// Several threads each run a parallel loop on one shared pool.
     Callers {
@@ -132,6 +147,11 @@ fn main() {
             leaf_ms,
             runs,
         } => sleepy_mode(depth, threads as usize, leaf_ms, runs as usize),
+        Mode::Idle {
+            threads,
+            after_ms,
+            window_ms,
+        } => idle_mode(threads as usize, after_ms, window_ms),
         Mode::Callers {
             callers,
             threads,
@@ -266,6 +286,49 @@ fn pool_table(walls: &[Vec<f64>], threads: Option<&[Vec<f64>]>, ideal: f64) {
             Some(t) => println!("  {:>7}", median(t[r].clone())),
             None => println!(),
         }
+    }
+}
+
+/// The process's user and system CPU time so far.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage writes the struct it is given; RUSAGE_SELF is always valid.
+    let usage = unsafe {
+        let mut u = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn idle_mode(threads: usize, after_ms: u64, window_ms: u64) {
+    let (rayon, asat) = pools(threads);
+    let tree = Node::tree(16);
+    let want = Node::expected_sum(16);
+    println!(
+        "CPU of an idle pool of {threads}: {window_ms} ms window, {after_ms} ms after its last call"
+    );
+    println!("{:<8} {:>10} {:>8}", "runtime", "cpu", "share");
+    for (r, name) in POOL_RUNTIMES.iter().enumerate() {
+        for _ in 0..20 {
+            let got = match r {
+                0 => rayon.install(|| tree::sum_rayon(&tree)),
+                _ => asat.install(|| tree::sum_join::<AsatJoin>(&tree)),
+            };
+            if got != want {
+                fail(1, &format!("{name}'s sum {got} is not {want}"));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(after_ms));
+        let before = process_cpu();
+        std::thread::sleep(Duration::from_millis(window_ms));
+        let cpu = process_cpu() - before;
+        let share = cpu.as_secs_f64() / (window_ms as f64 / 1e3);
+        println!(
+            "{name:<8} {:>10} {:>7.2}%",
+            format_seconds(cpu.as_secs_f64()),
+            share * 100.0
+        );
     }
 }
 
