@@ -22,8 +22,19 @@ mod model {
     pub(crate) struct Worker<T>(Shared<T>);
     /// A thief's end: steals from the front.
     pub(crate) struct Stealer<T>(Shared<T>);
-    /// Calls from outside: pushed at the back, stolen from the front.
-    pub(crate) struct Injector<T>(Mutex<VecDeque<T>>);
+    /// Calls from outside: pushed at the back (through its `Worker`), stolen from the front.
+    pub(crate) struct Injector<T>(Worker<T>);
+
+    fn steal_front<T>(q: &Shared<T>) -> Steal<T> {
+        q.lock()
+            .unwrap()
+            .pop_front()
+            .map_or(Steal::Empty, Steal::Success)
+    }
+
+    fn is_empty<T>(q: &Shared<T>) -> bool {
+        q.lock().unwrap().is_empty()
+    }
 
     impl<T> Worker<T> {
         pub(crate) fn new_lifo() -> Self {
@@ -39,39 +50,31 @@ mod model {
             self.0.lock().unwrap().pop_back()
         }
         pub(crate) fn is_empty(&self) -> bool {
-            self.0.lock().unwrap().is_empty()
+            is_empty(&self.0)
         }
     }
 
     impl<T> Stealer<T> {
         pub(crate) fn steal(&self) -> Steal<T> {
-            self.0
-                .lock()
-                .unwrap()
-                .pop_front()
-                .map_or(Steal::Empty, Steal::Success)
+            steal_front(&self.0)
         }
         pub(crate) fn is_empty(&self) -> bool {
-            self.0.lock().unwrap().is_empty()
+            is_empty(&self.0)
         }
     }
 
     impl<T> Injector<T> {
         pub(crate) fn new() -> Self {
-            Injector(Mutex::new(VecDeque::new()))
+            Injector(Worker::new_lifo())
         }
         pub(crate) fn push(&self, t: T) {
-            self.0.lock().unwrap().push_back(t);
+            self.0.push(t);
         }
         pub(crate) fn steal(&self) -> Steal<T> {
-            self.0
-                .lock()
-                .unwrap()
-                .pop_front()
-                .map_or(Steal::Empty, Steal::Success)
+            steal_front(&self.0 .0)
         }
         pub(crate) fn is_empty(&self) -> bool {
-            self.0.lock().unwrap().is_empty()
+            self.0.is_empty()
         }
     }
 }
