@@ -431,14 +431,12 @@ impl<'a> Ctx<'a> {
 }
 
 impl Inner {
-    /// Wakes one sleeping worker after a call was handed in through the injector, unless a
-    /// searcher is awake: any worker takes calls (see [`Ctx::takes_calls`]).
+    /// Wakes one sleeping worker after a call was handed in through the injector: any worker
+    /// takes calls (see [`Ctx::takes_calls`]). A searcher awake is no reason to skip the wake,
+    /// as it is for a shared frame: it may be index 0's holder, which takes no calls.
     pub(crate) fn calls_notify(&self) {
         let tasks = self.tasks();
         crate::sync::fence_seq_cst();
-        if tasks.searching.load(Ordering::SeqCst) > 0 {
-            return;
-        }
         let n = self.max_threads;
         let start = tasks.next_wake.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
