@@ -23,7 +23,7 @@ where
     RB: Send,
 {
     ctx::with(|c| match c {
-        Some(c) if c.inner.id() == rt.id() => join_here(c, a, b),
+        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b),
         _ => join_cold(rt, a, b),
     })
 }

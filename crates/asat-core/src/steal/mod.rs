@@ -170,9 +170,8 @@ impl std::fmt::Debug for Tasks {
 
 /// A thread's place in its runtime's work stealing (see the module docs).
 pub(crate) struct Ctx<'a> {
-    /// The runtime (a worker's own handle, or the caller's), for starting workers.
+    /// The runtime (a worker's own handle, or the caller's).
     rt: &'a Runtime,
-    inner: &'a Inner,
     index: usize,
     /// The event this thread sleeps on (its latches' too).
     event: &'a Event,
@@ -203,7 +202,6 @@ impl<'a> Ctx<'a> {
         debug_assert!(frames.is_empty() && deque.is_empty());
         Ctx {
             rt,
-            inner,
             index,
             event: inner.idle_event(index),
             deque,
@@ -217,10 +215,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The runtime's shared state.
+    #[inline]
+    fn inner(&self) -> &'a Inner {
+        self.rt.inner()
+    }
+
     /// Whether this thread may take tasks from others.
     #[inline]
     fn allowed(&self) -> bool {
-        self.index < self.inner.tasks().active()
+        self.index < self.inner().tasks().active()
     }
 
     /// The frame stack, for one of the three methods that use it.
@@ -277,7 +281,7 @@ impl<'a> Ctx<'a> {
         self.interval.set(interval);
         self.countdown.set(interval);
         self.last_read.set(now);
-        let tasks = self.inner.tasks();
+        let tasks = self.inner().tasks();
         let searching = tasks.searching.load(Ordering::Relaxed) > 0;
         if !searching && tasks.sleeping.load(Ordering::Relaxed) == 0 {
             // Nobody to take work: unless workers are still to start (a region starts only
@@ -288,7 +292,7 @@ impl<'a> Ctx<'a> {
         if beat::beat_due(now - self.last_beat.get(), searching) {
             self.last_beat.set(now);
             if self.share_oldest() && !searching {
-                self.notify_work();
+                self.inner().tasks_notify();
             }
         }
     }
@@ -308,18 +312,13 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// After work was shared: wakes a sleeper unless a searcher will find it.
-    fn notify_work(&self) {
-        self.inner.tasks_notify();
-    }
-
     /// A task to run: the newest of this thread's own deque, else one stolen from another
     /// thread's (when allowed), else a call from outside (workers only).
     fn find_task(&self) -> Option<TaskRef> {
         if let Some(t) = self.deque.pop() {
             return Some(t);
         }
-        let tasks = self.inner.tasks();
+        let tasks = self.inner().tasks();
         let n = tasks.stealers.len();
         let (steal, inject) = (self.allowed(), self.takes_calls());
         loop {
@@ -375,7 +374,7 @@ impl<'a> Ctx<'a> {
     /// Waits, without work, until `done()` or a task this thread may take is visible: spins
     /// as a searcher for the wait strategy's limit, then sleeps on its event.
     fn idle(&self, done: &dyn Fn() -> bool, site: WaitSite) {
-        let inner = self.inner;
+        let inner = self.inner();
         let tasks = inner.tasks();
         let allowed = self.allowed();
         let calls = self.takes_calls();
