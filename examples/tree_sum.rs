@@ -5,6 +5,7 @@
 //! cargo run --release --example tree_sum -- tree --levels 24 --inner 1  # 16.7M nodes
 //! cargo run --release --example tree_sum -- sleepy --depth 6 --threads 8 --leaf-ms 2
 //! cargo run --release --example tree_sum -- callers --callers 4 --threads 8 --items 64
+//! cargo run --release --example tree_sum -- nested --outer 2 --threads 8 --items 32
 //! ```
 //!
 //! - `tree`: the sum of a balanced tree of `--levels` levels with one `join` per node (chili's
@@ -21,10 +22,13 @@
 //! - `callers`: `--callers` threads each run one parallel loop of `--items` items that sleep
 //!   `--item-ms` (`into_par_iter().for_each`) inside `pool.install` of ONE shared pool: the
 //!   wall time until all callers are done beside the ideal `callers * items * item / threads`.
+//! - `nested`: a parallel loop of `--outer` items, each a parallel loop of `--items` items
+//!   that sleep `--item-ms`, inside `pool.install`: the wall time beside the ideal
+//!   `outer * items * item / threads`, and how many distinct threads ran inner items.
 //! - `idle`: the CPU time the process spends over `--window-ms`, `--after-ms` after a pool's
 //!   last call (tree sums), for a rayon and an asat pool in turn.
 //!
-//! `sleepy` and `callers` print medians of `--runs` runs, the runtimes taking turns.
+//! `sleepy`, `callers` and `nested` print medians of `--runs` runs, the runtimes taking turns.
 
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -108,6 +112,24 @@ enum Mode {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
     },
+    /// A parallel loop whose items each run a parallel loop of sleeping items.
+    Nested {
+        /// Items of the outer loop.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        outer: u32,
+        /// Threads of each pool.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
+        /// Items of each inner loop.
+        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        items: u32,
+        /// Milliseconds each inner item sleeps.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        item_ms: u64,
+        /// Runs per runtime (the median is printed).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+    },
 }
 
 /// `asat::join`: on the asat runtime the caller runs in.
@@ -160,6 +182,19 @@ fn main() {
             runs,
         } => callers_mode(
             callers as usize,
+            threads as usize,
+            items as usize,
+            item_ms,
+            runs as usize,
+        ),
+        Mode::Nested {
+            outer,
+            threads,
+            items,
+            item_ms,
+            runs,
+        } => nested_mode(
+            outer as usize,
             threads as usize,
             items as usize,
             item_ms,
@@ -422,4 +457,52 @@ fn callers_mode(callers: usize, threads: usize, items: usize, item_ms: u64, runs
         }
     }
     pool_table(&walls, None, ideal);
+}
+
+fn nested_mode(outer: usize, threads: usize, items: usize, item_ms: u64, runs: usize) {
+    let (rayon, asat) = pools(threads);
+    let item = Duration::from_millis(item_ms);
+    let ideal = (outer * items) as f64 * item.as_secs_f64() / threads as f64;
+    println!(
+        "a loop of {outer} items, each a loop of {items} items of {item_ms} ms, on a pool of \
+         {threads} threads, median of {runs} runs"
+    );
+    let mut walls = vec![Vec::new(); POOL_RUNTIMES.len()];
+    let mut used = vec![Vec::new(); POOL_RUNTIMES.len()];
+    for _ in 0..runs {
+        for (r, name) in POOL_RUNTIMES.iter().enumerate() {
+            let ids = Mutex::new(HashSet::new());
+            let ran = AtomicUsize::new(0);
+            let sleep = || {
+                ids.lock().unwrap().insert(std::thread::current().id());
+                ran.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(item);
+            };
+            let t = Instant::now();
+            match *name {
+                "rayon" => rayon.install(|| {
+                    use rayon::prelude::*;
+                    (0..outer)
+                        .into_par_iter()
+                        .for_each(|_| (0..items).into_par_iter().for_each(|_| sleep()))
+                }),
+                _ => asat.install(|| {
+                    use asat::prelude::*;
+                    (0..outer)
+                        .into_par_iter()
+                        .for_each(|_| (0..items).into_par_iter().for_each(|_| sleep()))
+                }),
+            }
+            walls[r].push(t.elapsed().as_secs_f64());
+            let ran = ran.into_inner();
+            if ran != outer * items {
+                fail(
+                    1,
+                    &format!("{name}: {ran} items ran, not {}", outer * items),
+                );
+            }
+            used[r].push(ids.into_inner().unwrap().len() as f64);
+        }
+    }
+    pool_table(&walls, Some(&used), ideal);
 }

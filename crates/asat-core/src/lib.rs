@@ -86,6 +86,7 @@ pub use runtime::{
 };
 pub use schedule::Schedule;
 pub use spawn_handler::{CustomSpawn, DefaultSpawn};
+pub use steal::PieceLen;
 #[doc(hidden)]
 pub use sync::FutexWord;
 pub use sys::thread::ThreadHandle;

@@ -126,16 +126,30 @@
 //! (`Producer` with `split_at`, `Consumer`, `bridge`): a type that implements rayon's is
 //! ported to [`plumbing::Producer`] instead (how: [`plumbing`]).
 //!
-//! # One call, one region
+//! # A region, or tasks
 //!
-//! Each terminal call runs as **one region of the current runtime** (the one installed on the
-//! calling thread, by [`Runtime::install`] or [`Runtime::install_here`], else the global
-//! runtime, built on first use from the `ASAT_*` variables): the runtime's policy decides its
-//! team (fixed, ASAT, processor pools, gang), and its wait strategy how members wait; a call
-//! of exactly one block per thread of the pool has a member per block instead (see below).
-//! The calling thread is member 0. A call made inside a region, inside another call's
-//! closure, or inside a `join` task, runs inline on that member, as a nested region does
-//! (`join` itself is work stealing: see [`asat_core::join`]).
+//! A terminal call runs on the current runtime (the one installed on the calling thread, by
+//! [`Runtime::install`] or [`Runtime::install_here`], else the global runtime, built on first
+//! use from the `ASAT_*` variables), in one of two ways:
+//!
+//! - **One region**, for a call from a thread outside every parallel call while the runtime
+//!   is free: the runtime's policy decides its team (fixed, ASAT, processor pools, gang), and
+//!   its wait strategy how members wait; a call of exactly one block per thread of the pool
+//!   has a member per block instead (see below). The calling thread is member 0. This is the
+//!   HPC loop's way: a static split, no shared counter, each member on the same part of the
+//!   data call after call.
+//! - **Tasks** of the work-stealing engine that runs `join` ([`asat_core::join`]), for a call
+//!   made inside another (in a region's member, another call's closure, a `join`, a scope's
+//!   job) and for a call made while other threads' calls occupy the runtime: the index space
+//!   is folded in pieces on the calling thread and split in halves as threads of the pool
+//!   look for work ([`Runtime::fold_adaptive`](asat_core::Runtime::fold_adaptive)), so
+//!   nested loops use the threads their outer call leaves idle, and calls from several
+//!   threads share the workers instead of waiting for each other
+//!   ([`Runtime::loops_on_tasks`](asat_core::Runtime::loops_on_tasks) says which way a call
+//!   goes). A call that no thread takes work from runs on its caller alone, waking nobody.
+//!
+//! The options below split the index space of either; on tasks, `with_max_len` (and a
+//! schedule's chunk) bounds the pieces, and `with_min_len` the halves.
 //!
 //! The index space is split as the [`drive`] module says: by default **statically**, one
 //! contiguous run of indices per member, which is what HPC loops expect (each member touches
@@ -158,7 +172,7 @@
 //! and run, as rayon runs every piece but the panicking one, unless the chain has a
 //! [`panic_fuse`](ParallelIterator::panic_fuse).
 //!
-//! Where rayon's semantics rest on work stealing, these differ: `current_thread_index()` is
+//! Where rayon's semantics rest on work stealing, regions differ: `current_thread_index()` is
 //! the member's index in the call's team (`None` outside calls), and members never wait for
 //! one another inside a call, so items of one call that wait for each other need a member each.
 //! Programs do that with one item per thread of the pool, `(0..current_num_threads())
@@ -170,8 +184,8 @@
 //! of other lengths keep the policy's team: items of those that wait for each other (a
 //! `Barrier` of `n` across `(0..n)` with `n` below the pool's size) hang where the team is
 //! smaller than `n`, as they may in rayon when its threads are busy, and so does the idiom
-//! itself where every region runs inline (a call inside a region, a `fork`ed child, a runtime
-//! another thread held for [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)). Members that
+//! itself where regions run inline (a call of it inside another call, a `fork`ed child, a
+//! runtime another thread held for [`REGION_LOCK_WAIT`](asat_core::REGION_LOCK_WAIT)). Members that
 //! must meet are best written as a [`Runtime::region`] with
 //! [`Team::barrier`](asat_core::Team).
 //!

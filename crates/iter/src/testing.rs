@@ -6,8 +6,8 @@ use asat_core::{Fixed, Runtime};
 
 /// A runtime of 4 threads whose every region has a team of `k` (1 to 4). Each test thread has
 /// its own (built at its first call and kept for the thread's life): tests that run at once
-/// on one runtime would wait for each other's regions, and one that waited longer than
-/// [`asat_core::REGION_LOCK_WAIT`] would run inline with a team of one.
+/// on one runtime would wait for each other's regions (or run their loops on tasks, split
+/// another way).
 pub(crate) fn team_of(k: usize) -> &'static Runtime {
     thread_local! {
         static RTS: OnceCell<&'static [Runtime]> = const { OnceCell::new() };

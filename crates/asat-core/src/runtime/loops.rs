@@ -1,6 +1,17 @@
 //! Work-shared loops: the `omp parallel for` family, built on regions.
+//!
+//! A loop runs as a region from a thread outside every parallel call while the runtime is
+//! free. Nested in another call (made by a region's member or a task), or started while the
+//! region lock or calls from other threads hold the runtime, it runs on the work-stealing
+//! engine instead ([`Runtime::loops_on_tasks`], [`Runtime::fold_adaptive`]): chunks of at
+//! most the schedule's chunk, split as threads of the pool look for work, results combined in
+//! index order. So a nested loop uses the threads its outer call leaves idle and loops from
+//! several threads share the workers, where a region would run inline with a team of one or
+//! wait for the lock. The `_until` reductions keep to regions: a region's dynamic schedule
+//! hands out the first chunks first, which a search for the first hit counts on.
 
 use super::*;
+use crate::PieceLen;
 
 impl Runtime {
     /// Runs `f(i)` for every `i` in `range`, shared among a team by `schedule` (`omp parallel
@@ -49,12 +60,35 @@ impl Runtime {
         if range.is_empty() {
             return;
         }
+        if self.loops_on_tasks() {
+            return self.chunks_on_tasks(range, schedule, &f, stop);
+        }
+        let shape = Shape::loop_with(schedule);
+        if self.inline_only() {
+            let body = move |team: &Team<'_>| team.share(range.clone(), schedule, &f, stop);
+            return self.run_inline(&body);
+        }
+        let Some(ctl) = self.loop_lock() else {
+            return self.chunks_on_tasks(range, schedule, &f, stop);
+        };
         // Everything the members need is moved into one closure object, so that a worker
         // reaches it with as few cache transfers from the starting thread's stack as it can.
-        self.run_region(
-            &move |team: &Team<'_>| team.share(range.clone(), schedule, &f, stop),
-            Shape::loop_with(schedule),
-        );
+        let body = move |team: &Team<'_>| team.share(range.clone(), schedule, &f, stop);
+        self.run_locked(ctl, &body, shape, |_| ());
+    }
+
+    /// A loop of [`chunks_region`](Runtime::chunks_region) on the work-stealing engine (see
+    /// [`Runtime::loops_on_tasks`]): chunks of at most the schedule's chunk, split as threads
+    /// of the pool look for work.
+    #[inline(never)]
+    fn chunks_on_tasks<F, S>(&self, range: Range<usize>, schedule: Schedule, f: &F, stop: S)
+    where
+        F: Fn(Range<usize>) + Sync,
+        S: Fn() -> bool + Sync,
+    {
+        let chunk = |(), r| f(r);
+        let len = piece_len(schedule);
+        self.fold_adaptive(range, len, || (), chunk, |(), ()| (), |_| stop());
     }
 
     /// Splits `data` into chunks by `schedule` and runs `f(start, chunk)` on each, where
@@ -101,7 +135,7 @@ impl Runtime {
         F: Fn(T, Range<usize>) -> T + Sync,
         C: Fn(T, T) -> T,
     {
-        self.reduce_region(range, schedule, identity, fold, combine, || false)
+        self.reduce_region(range, schedule, identity, fold, combine, || false, true)
     }
 
     /// Like [`parallel_reduce`](Runtime::parallel_reduce), but a member takes no more chunks
@@ -124,11 +158,15 @@ impl Runtime {
         C: Fn(T, T) -> T,
         S: Fn() -> bool + Sync,
     {
-        self.reduce_region(range, schedule, identity, fold, combine, &stop)
+        self.reduce_region(range, schedule, identity, fold, combine, &stop, false)
     }
 
     /// The regions of [`parallel_reduce_until`](Runtime::parallel_reduce_until), `stop` by
-    /// value (as for [`chunks_region`](Runtime::chunks_region)).
+    /// value (as for [`chunks_region`](Runtime::chunks_region)). `tasks`: the loop runs on
+    /// tasks when nested or when the runtime is busy ([`Runtime::loops_on_tasks`]); not for a
+    /// loop that stops, whose caller may count on the chunks taken being the first ones (a
+    /// search for the first hit), as they are in a region's dynamic schedule and not on tasks.
+    #[allow(clippy::too_many_arguments)]
     fn reduce_region<T, I, F, C, S>(
         &self,
         range: Range<usize>,
@@ -137,6 +175,7 @@ impl Runtime {
         fold: F,
         combine: C,
         stop: S,
+        tasks: bool,
     ) -> T
     where
         T: Send,
@@ -145,6 +184,9 @@ impl Runtime {
         C: Fn(T, T) -> T,
         S: Fn() -> bool + Sync + Copy,
     {
+        if tasks && self.loops_on_tasks() {
+            return self.reduce_on_tasks(range, schedule, &identity, &fold, combine, &stop);
+        }
         let part = |team: &Team<'_>| {
             let acc = Cell::new(Some(identity()));
             let fold_chunk = |r| {
@@ -156,8 +198,23 @@ impl Runtime {
             acc.take()
         };
         let shape = Shape::loop_with(schedule);
-        let inline = self.inline_only();
-        if !inline && Slots::fits::<T>() {
+        let lock = match (self.inline_only(), tasks) {
+            (true, _) => None,
+            (false, false) => self.wait_lock(),
+            (false, true) => match self.loop_lock() {
+                Some(ctl) => Some(ctl),
+                None => {
+                    return self.reduce_on_tasks(range, schedule, &identity, &fold, combine, &stop)
+                }
+            },
+        };
+        let Some(ctl) = lock else {
+            // A team of one, on this thread: its one result needs no slots.
+            let result = Mutex::new(None);
+            self.run_inline(&|team: &Team<'_>| *result.lock() = part(team));
+            return result.into_inner().unwrap_or_else(identity);
+        };
+        if Slots::fits::<T>() {
             let slots = &self.inner.reduce_slots;
             let body = |team: &Team<'_>| {
                 if let Some(acc) = part(team) {
@@ -168,7 +225,7 @@ impl Runtime {
                     unsafe { slots.put(team.index(), acc) };
                 }
             };
-            let done = self.run_region_then(&body, shape, |panicked| {
+            let result = self.run_locked(ctl, &body, shape, |panicked| {
                 // SAFETY: still holding the region lock, after the join of the region whose
                 // members put `T`s. Dropping the drain (a panicking region, whose panic is
                 // re-raised next, or a panicking `combine`) drops what is left.
@@ -178,31 +235,67 @@ impl Runtime {
                 }
                 results.reduce(&combine)
             });
-            if let Some(result) = done {
-                return result.unwrap_or_else(identity);
-            }
-            // Another thread's region held the runtime: run inline, below.
-        }
-        if inline || Slots::fits::<T>() {
-            // A team of one, on this thread: its one result needs no slots.
-            let result = Mutex::new(None);
-            self.run_inline(&|team: &Team<'_>| *result.lock() = part(team));
-            return result.into_inner().unwrap_or_else(identity);
+            return result.unwrap_or_else(identity);
         }
         // A `T` too large for the slots: slots of its own for this call.
         let slots: Vec<CachePadded<Mutex<Option<T>>>> = (0..self.inner.max_threads)
             .map(|_| CachePadded::new(Mutex::new(None)))
             .collect();
-        self.run_region(
-            &|team: &Team<'_>| *slots[team.index()].lock() = part(team),
-            shape,
-        );
+        let body = |team: &Team<'_>| *slots[team.index()].lock() = part(team);
+        self.run_locked(ctl, &body, shape, |_| ());
         slots
             .into_iter()
             .filter_map(|s| CachePadded::into_inner(s).into_inner())
             .reduce(combine)
             .unwrap_or_else(identity)
     }
+}
+
+impl Runtime {
+    /// A reduction of [`reduce_region`](Runtime::reduce_region) on the work-stealing engine
+    /// (see [`Runtime::loops_on_tasks`]): each part a thread folds keeps its result in a list
+    /// (the parts' lists are joined in index order), and the results are combined in order
+    /// on the calling thread, which `combine` (not `Sync`) asks for.
+    #[inline(never)]
+    fn reduce_on_tasks<T, I, F, C, S>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        identity: &I,
+        fold: &F,
+        combine: C,
+        stop: &S,
+    ) -> T
+    where
+        T: Send,
+        I: Fn() -> T + Sync,
+        F: Fn(T, Range<usize>) -> T + Sync,
+        C: Fn(T, T) -> T,
+        S: Fn() -> bool + Sync,
+    {
+        let fold_part = |mut parts: Vec<T>, r| {
+            let acc = parts.pop().unwrap_or_else(identity);
+            parts.push(fold(acc, r));
+            parts
+        };
+        let join = |mut a: Vec<T>, mut b: Vec<T>| {
+            a.append(&mut b);
+            a
+        };
+        let len = piece_len(schedule);
+        let parts = self.fold_adaptive(range, len, Vec::new, fold_part, join, |_| stop());
+        parts.into_iter().reduce(combine).unwrap_or_else(identity)
+    }
+}
+
+/// The pieces of a loop on tasks under `schedule`: at most its chunk, for a schedule of
+/// chunks of one length.
+pub(crate) fn piece_len(schedule: Schedule) -> PieceLen {
+    let max = match schedule {
+        Schedule::Dynamic { chunk } | Schedule::StaticChunked { chunk } => chunk,
+        _ => 0,
+    };
+    PieceLen { min: 1, max }
 }
 
 /// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.

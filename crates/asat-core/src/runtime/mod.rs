@@ -4,7 +4,9 @@
 //! # Region protocol
 //!
 //! Regions of one runtime are serialized by the region lock; a region started from inside a
-//! region (on any runtime) runs inline on the calling thread with a team of one.
+//! region (on any runtime) runs inline on the calling thread with a team of one. (Loops are
+//! the exception: nested, or started while the lock is taken, they run on the work-stealing
+//! engine instead of inline or waiting; see the `loops` module.)
 //!
 //! In a child made by `fork` (without `exec`) from a process that has a runtime, the runtime's
 //! workers do not exist: every region of that runtime runs inline on the calling thread, and
@@ -139,7 +141,8 @@ loom::thread_local! {
 /// live in one process. A runtime is `Sync`: regions started from several threads at once run
 /// one after another, except that a region whose start finds another thread's region holding
 /// the runtime for more than [`REGION_LOCK_WAIT`] runs inline on its calling thread (see the
-/// region protocol in the module docs).
+/// region protocol in the module docs); loops started meanwhile run on the workers' tasks
+/// beside it ([`Runtime::loops_on_tasks`]).
 ///
 /// ```
 /// use asat_core::{Runtime, Schedule};

@@ -131,6 +131,12 @@ impl Runtime {
         IN_REGION.with(Cell::get)
     }
 
+    /// Whether another thread's region holds the runtime now (a hint: it may end at once).
+    #[inline]
+    pub(crate) fn region_busy(&self) -> bool {
+        self.inner.region_lock.is_locked()
+    }
+
     /// Whether this process was `fork`ed from the one that built the runtime.
     #[inline]
     pub(crate) fn forked(&self) -> bool {
@@ -151,11 +157,39 @@ impl Runtime {
     where
         F: Fn(&Team<'_>) + Sync,
     {
+        let ctl = self.wait_lock()?;
+        Some(self.run_locked(ctl, f, shape, after))
+    }
+
+    /// The region lock, waiting up to [`REGION_LOCK_WAIT`] for it; `None` (counted in
+    /// [`RuntimeStats::inline_busy`]) when another thread's region held it that long.
+    pub(super) fn wait_lock(&self) -> Option<RegionLock<'_>> {
         let inner = &*self.inner;
-        let Some(mut ctl) = inner.region_lock.try_lock_for(REGION_LOCK_WAIT) else {
+        let ctl = inner.region_lock.try_lock_for(REGION_LOCK_WAIT);
+        if ctl.is_none() {
             inner.stats.inline_busy.fetch_add(1, Ordering::Relaxed);
-            return None;
-        };
+        }
+        ctl
+    }
+
+    /// The region lock if it is free now: a loop that finds it taken runs on tasks beside the
+    /// region that holds it (see [`Runtime::loops_on_tasks`]) rather than wait.
+    pub(super) fn loop_lock(&self) -> Option<RegionLock<'_>> {
+        self.inner.region_lock.try_lock()
+    }
+
+    /// [`run_region_then`](Runtime::run_region_then) with the region lock held.
+    pub(super) fn run_locked<F, R>(
+        &self,
+        mut ctl: RegionLock<'_>,
+        f: &F,
+        shape: Shape,
+        after: impl FnOnce(bool) -> R,
+    ) -> R
+    where
+        F: Fn(&Team<'_>) + Sync,
+    {
+        let inner = &*self.inner;
         // While this thread holds the region lock, a region it starts from a callback (the
         // policy's, the wait strategy's, a placement, `after`) runs inline instead of
         // deadlocking.
@@ -177,7 +211,7 @@ impl Runtime {
         if let Some(p) = panic {
             resume_unwind(p);
         }
-        Some(result)
+        result
     }
 
     pub(super) fn run_inline<F: Fn(&Team<'_>) + Sync>(&self, f: &F) {
@@ -196,6 +230,9 @@ impl Runtime {
         f(&team);
     }
 }
+
+/// The region lock, held: by the thread that runs a region, for its length.
+pub(super) type RegionLock<'a> = parking_lot::MutexGuard<'a, Control>;
 
 /// Marks the calling thread as inside a region until dropped (unwinding included), then
 /// restores what it was.

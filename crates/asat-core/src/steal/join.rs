@@ -23,7 +23,7 @@ where
     RB: Send,
 {
     ctx::with(|c| match c {
-        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b),
+        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b, false),
         _ => join_cold(rt, a, b),
     })
 }
@@ -40,13 +40,15 @@ where
     RB: Send,
 {
     ctx::with(|c| match c {
-        Some(c) => join_here(c, a, b),
+        Some(c) => join_here(c, a, b, false),
         None => Runtime::with_current(|rt| join_cold(rt, a, b)),
     })
 }
 
-/// The hot path: the calling thread runs tasks of the runtime.
-fn join_here<A, B, RA, RB>(c: &Ctx<'_>, a: A, b: B) -> (RA, RB)
+/// The hot path: the calling thread runs tasks of the runtime. `share_now`: `b`'s frame is
+/// shared at once (a loop's split, see `split`), instead of at the thread's beat.
+#[inline]
+pub(super) fn join_here<A, B, RA, RB>(c: &Ctx<'_>, a: A, b: B, share_now: bool) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -56,7 +58,11 @@ where
     let job = StackJob::new(b, Latch::on(c.event));
     let task = job.as_task();
     let depth = c.push_frame(task);
-    c.offer();
+    if share_now {
+        c.share_now();
+    } else {
+        c.offer();
+    }
     // If `a` unwinds, the guard settles the frame before `job` goes (`b` is dropped unrun
     // unless another thread took it, which the guard then waits for).
     let guard = Unwinding {
@@ -126,8 +132,7 @@ impl Ctx<'_> {
     }
 }
 
-/// A call from a thread that runs no task of the runtime: it takes index 0 when it is free and
-/// runs the join there, or hands the join to the workers and sleeps until it is done.
+/// A call from a thread that runs no task of the runtime: `join` on [`cold`].
 #[cold]
 fn join_cold<A, B, RA, RB>(rt: &Runtime, a: A, b: B) -> (RA, RB)
 where
@@ -136,30 +141,49 @@ where
     RA: Send,
     RB: Send,
 {
+    let serial = |(a, b): (A, B)| {
+        let ra = a();
+        (ra, b())
+    };
+    cold(rt, (a, b), |(a, b)| join(rt, a, b), serial)
+}
+
+/// Runs `f(data)` as a task of `rt` for a thread that runs none of its tasks: on the calling
+/// thread as index 0 when that is free (it then runs the pool's tasks while it waits), or
+/// handed to the workers through the injector while the calling thread sleeps. `serial(data)`
+/// instead where no thread of the pool may help: a `fork`ed child, a pool of one thread, or a
+/// region's member while index 0 is taken (the workers may all be members of that region,
+/// waiting for this one; both halves then run here, as a nested region would).
+pub(super) fn cold<D, R>(
+    rt: &Runtime,
+    data: D,
+    f: impl FnOnce(D) -> R + Send,
+    serial: impl FnOnce(D) -> R,
+) -> R
+where
+    D: Send,
+    R: Send,
+{
     let inner = rt.inner();
     if inner.max_threads == 1 || rt.forked() {
-        let ra = a();
-        return (ra, b());
+        return serial(data);
     }
     rt.start_task_workers();
     let tasks = inner.tasks();
     tasks.set_active(inner.policy.task_workers(inner.max_threads));
+    let _call = tasks.call();
     if let Some(mut local) = tasks.locals[0].try_lock() {
         let c = Ctx::new(rt, 0, &mut local);
         // Regions this thread starts while it runs tasks run inline (module docs).
         let _in_region = InRegion::enter();
         let _member = current::enter(Member::new(0, inner.max_threads, inner));
-        return ctx::enter(&c, || join_here(&c, a, b));
+        return ctx::enter(&c, || f(data));
     }
     if Runtime::in_region() {
-        // A region's member (or the holder of its lock) hands nothing to the workers: they may
-        // all be members of that region, waiting for this one. Index 0 is taken: both halves
-        // run here, as a nested region would.
-        let ra = a();
-        return (ra, b());
+        return serial(data);
     }
     let event = own_event();
-    let job = StackJob::new(|| join(rt, a, b), Latch::on_own(Arc::clone(&event)));
+    let job = StackJob::new(move || f(data), Latch::on_own(Arc::clone(&event)));
     tasks.injector.push(job.as_task());
     inner.calls_notify();
     let info = WaitInfo {

@@ -1,4 +1,5 @@
-//! Work stealing: how `join` shares its second closure with the runtime's threads.
+//! Work stealing: how `join` shares its second closure with the runtime's threads, and loops
+//! on tasks their halves.
 //!
 //! # Threads and queues
 //!
@@ -53,11 +54,17 @@
 //! tasks, and every worker takes calls handed in through the injector (each is as its
 //! caller's own thread, and must run even when the number falls after it was handed in).
 //!
+//! # Loops
+//!
+//! A parallel loop runs on tasks where a region would run inline or wait (see
+//! [`Runtime::loops_on_tasks`]): it is folded in pieces, and at a due beat splits its rest
+//! in halves, the second shared at once (`split`'s module docs). Its joins are those above.
+//!
 //! # Regions
 //!
-//! A thread running tasks runs the parallel loops and regions it starts inline (as a region's
-//! members do): a region needs its team's workers at once, and they may be busy with tasks
-//! that wait for this one. A worker serving a region member shares the frames of its joins
+//! A thread running tasks runs the regions it starts inline (as a region's members do): a
+//! region needs its team's workers at once, and they may be busy with tasks that wait for
+//! this one. A worker serving a region member shares the frames of its joins
 //! with the workers outside the team, and takes region posts only between tasks. A region's
 //! member that is no worker runs its joins as index 0 when that is free, and else inline: it
 //! must not hand them to workers that may all be members of its region, waiting for it.
@@ -68,6 +75,7 @@ mod deque;
 mod job;
 mod join;
 mod latch;
+mod split;
 
 use std::cell::{Cell, UnsafeCell};
 use std::time::Instant;
@@ -77,6 +85,7 @@ use parking_lot::Mutex;
 
 use deque::{Injector, Steal, Stealer, Worker};
 pub(crate) use join::{join, join_current};
+pub use split::PieceLen;
 
 /// Runs `f` as a thread that runs no task: for [`Runtime::install_here`], whose runtime is the
 /// current one inside `f` even on a thread that runs another runtime's tasks (or this one's),
@@ -107,6 +116,17 @@ pub(crate) struct Tasks {
     active: AtomicUsize,
     /// Where the next scan for a sleeper to wake starts.
     next_wake: AtomicUsize,
+    /// Calls from outside the pool running on it now (see [`Tasks::call`]).
+    calls: CachePadded<AtomicUsize>,
+}
+
+/// A call from outside counted in [`Tasks::calls`].
+struct Call<'a>(&'a Tasks);
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// One index's deque and frame stack (kept between calls for its allocation).
@@ -134,7 +154,20 @@ impl Tasks {
             sleeping: CachePadded::new(AtomicUsize::new(0)),
             active: AtomicUsize::new(max_threads),
             next_wake: AtomicUsize::new(0),
+            calls: CachePadded::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// Counts a call from outside the pool until the guard is dropped (see [`Tasks::busy`]).
+    fn call(&self) -> Call<'_> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Call(self)
+    }
+
+    /// Whether calls from outside the pool run on its tasks now: a loop started meanwhile
+    /// runs as tasks beside them rather than as a region that must wait for its team.
+    pub(crate) fn busy(&self) -> bool {
+        self.calls.load(Ordering::Relaxed) > 0
     }
 
     /// Whether a queue that a thread looks at holds a task (for a thread about to sleep): the
@@ -295,6 +328,41 @@ impl<'a> Ctx<'a> {
                 self.inner().tasks_notify();
             }
         }
+    }
+
+    /// Shares the oldest private frame now, beat or not, and wakes a sleeper for it unless a
+    /// searcher is awake: a loop's split, whose frame is the newest (see `split`).
+    fn share_now(&self) {
+        if self.share_oldest() {
+            self.inner().tasks_notify();
+        }
+    }
+
+    /// At the end of a loop's piece, read at `now`: whether the loop should split its rest in
+    /// two, sharing one half. The thread's beat decides, as for a join ([`Ctx::offer`]); when
+    /// it is due and the thread has an older private frame (an enclosing join's, which holds
+    /// more work), that frame is shared instead and the loop goes on whole.
+    fn split_due(&self, now: Instant) -> bool {
+        let tasks = self.inner().tasks();
+        let searching = tasks.searching.load(Ordering::Relaxed) > 0;
+        if !searching && tasks.sleeping.load(Ordering::Relaxed) == 0 {
+            self.rt.start_task_workers();
+            return false;
+        }
+        if !beat::beat_due(
+            now.saturating_duration_since(self.last_beat.get()),
+            searching,
+        ) {
+            return false;
+        }
+        self.last_beat.set(now);
+        if self.share_oldest() {
+            if !searching {
+                self.inner().tasks_notify();
+            }
+            return false;
+        }
+        true
     }
 
     /// Pushes the oldest private frame on the deque; false when every frame is shared.

@@ -1,4 +1,5 @@
-//! Terminal calls: one region of the current runtime per call.
+//! Terminal calls: one region of the current runtime per call, or tasks of its work-stealing
+//! engine.
 //!
 //! A call splits its producer's index space into *blocks* of at least `with_min_len` indices
 //! (1 when unset; as many blocks as whole minimums fit, the remainder spread over them, so
@@ -8,11 +9,8 @@
 //! `with_max_len` indices when that is set, or the explicit schedule of `with_schedule`.
 //! Dynamic pieces go out in index order, but for `any` and `find_any`, whose answer may lie
 //! anywhere, from as many places as the pool has threads (`Order::Spread`). A call
-//! with a single block runs on the calling thread alone ([`Runtime::alone`]), and so does a
-//! static call made by a member of a running region (inline, as a nested region); such a call
-//! under a schedule that deals pieces runs as an inline region, whose one member takes the
-//! pieces in order (so that a `fold` sees pieces of at most `with_max_len` there too). An empty
-//! call runs nothing. A panic in a dealt piece does not stop the others: they go on being
+//! with a single block runs on the calling thread alone ([`Runtime::alone`]). An empty call
+//! runs nothing. A panic in a dealt piece does not stop the others: they go on being
 //! handed out and run, and the first panic is raised again once they have (rayon runs every
 //! piece but the panicking one).
 //!
@@ -25,6 +23,17 @@
 //! them one after another and wait forever. Calls of other lengths keep the policy's team (a
 //! call of fewer items than the pool whose items wait for each other still needs a team that
 //! large). Such a call's items are not measured by the policy.
+//!
+//! A call nested in another (made by a region's member or a task) or made while other
+//! threads' calls occupy the runtime runs on tasks instead, when
+//! [`Runtime::loops_on_tasks`] says so: what the plan deals (its blocks, or a search's slots
+//! from several places) is folded in pieces of at most the schedule's chunk and split in
+//! halves as threads of the pool look for work ([`Runtime::fold_adaptive`]). Results are
+//! combined in the order dealt. A search's `done` then stops only the pieces after the one
+//! whose result satisfied it (pieces before it, maybe on another thread's half, can still
+//! hold the first hit), but every piece for a search that takes any hit. A panic in a piece
+//! does not stop the others, as above. The one-block-per-thread call keeps its region (its
+//! items may wait for each other).
 //!
 //! A call after `by_uniform_blocks` or `by_exponential_blocks` runs as a sequence of rounds,
 //! each one region over the next part of the index space split as above (never per thread),
@@ -51,7 +60,7 @@ use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
 
-use asat_core::{Runtime, Schedule};
+use asat_core::{PieceLen, Runtime, Schedule};
 
 use crate::blocks;
 use crate::plumbing::{Hints, Producer, Rounds, Stop};
@@ -168,8 +177,9 @@ impl Plan {
     }
 }
 
-/// Whether the calling thread runs a member of a region already: a call made there runs inline,
-/// as a nested region would (and without the nested region's bookkeeping).
+/// Whether the calling thread runs a member of a region or a task already: a call made there
+/// that does not run on tasks runs inline, as a nested region would (and without the nested
+/// region's bookkeeping).
 #[inline]
 fn nested() -> bool {
     asat_core::current_thread_index().is_some()
@@ -348,11 +358,16 @@ where
     let plan = Plan::new(len, space.hints);
     Runtime::with_current(move |rt| {
         let dealt = plan.schedule != Schedule::Static;
-        if plan.blocks == 1 || !dealt && nested() {
+        if plan.blocks == 1 {
             return rt.alone(|| job(0..len));
         }
         if per_thread && plan.blocks == rt.max_threads() && !(dealt && nested()) {
             return run_per_thread(rt, plan, &job);
+        }
+        // A static call leaves the choice between a region and tasks to the runtime's loop
+        // (one check); a dealt one on tasks needs this crate's split (see the module docs).
+        if dealt && rt.loops_on_tasks() {
+            return run_tasks(rt, plan, &job, done);
         }
         if !dealt {
             // The body holds what the members read in one place: the split and the job by
@@ -362,6 +377,45 @@ where
         }
         run_dealt(rt, plan.in_order(space.order, rt.max_threads()), &job, done);
     });
+}
+
+/// `ranges` on the work-stealing engine ([`Runtime::fold_adaptive`]): what the plan deals
+/// (its blocks, or a search's slots from several places) splits as threads of the pool look
+/// for work; once `done()`, no further piece starts. Out of line,
+/// as [`run_per_thread`].
+#[inline(never)]
+fn run_tasks<J, D>(rt: &Runtime, plan: Plan, job: &J, done: &D)
+where
+    J: Fn(Range<usize>) + Sync,
+    D: Fn() -> bool + Sync,
+{
+    let (deal, schedule) = plan.dealing();
+    let fold = |(), d| {
+        let b = plan.dealt(d);
+        if !b.is_empty() {
+            job(plan.items(b));
+        }
+    };
+    rt.fold_adaptive(
+        deal,
+        piece_len(schedule),
+        || (),
+        fold,
+        |(), ()| (),
+        |_| done(),
+    );
+}
+
+/// The pieces a call on tasks folds at a time ([`Runtime::fold_adaptive`]), in what its plan
+/// deals: at most the chunk of a schedule that deals chunks of one length (`with_max_len`;
+/// one slot at a time for a search from several places).
+#[inline]
+fn piece_len(schedule: Schedule) -> PieceLen {
+    let max = match schedule {
+        Schedule::Dynamic { chunk } | Schedule::StaticChunked { chunk } => chunk,
+        _ => 0,
+    };
+    PieceLen { min: 1, max }
 }
 
 /// `ranges` under a schedule that deals pieces (also inside a region, where the one member

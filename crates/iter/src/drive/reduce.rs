@@ -2,12 +2,12 @@
 //! order (see the [module docs](super)).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use asat_core::{Runtime, Schedule};
 
-use super::{blocks, nested, pieces, shift, Order, Panics, Plan, Space};
+use super::{blocks, nested, piece_len, pieces, shift, Order, Panics, Plan, Space};
 use crate::plumbing::{Producer, Rounds, Stop};
 
 /// Folds the items of `p` range by range into accumulators started by `identity` and combines
@@ -133,13 +133,17 @@ where
     }
     let plan = Plan::new(len, space.hints);
     let dealt = plan.schedule != Schedule::Static;
-    let alone = plan.blocks == 1 || !dealt && nested();
     Runtime::with_current(move |rt| {
-        if alone {
+        if plan.blocks == 1 {
             return rt.alone(|| fold(identity(), 0..len));
         }
         if per_thread && plan.blocks == rt.max_threads() && !(dealt && nested()) {
             return reduce_per_thread(rt, plan, identity, fold, combine);
+        }
+        // A static call leaves the choice between a region and tasks to the runtime's loop
+        // (one check); a dealt one on tasks needs this crate's split (see the module docs).
+        if dealt && rt.loops_on_tasks() {
+            return reduce_tasks(rt, plan, identity, fold, combine, done);
         }
         if !dealt {
             // One run of blocks per member; members are combined in member order. The body
@@ -155,6 +159,57 @@ where
         let plan = plan.in_order(space.order, rt.max_threads());
         reduce_pieces(rt, plan, identity, fold, combine, done)
     })
+}
+
+/// `fold_ranges` on the work-stealing engine ([`Runtime::fold_adaptive`]): what the plan deals
+/// splits as threads of the pool look for work, the halves' results combined in the order
+/// dealt (index order, but for a search from several places, whose answer may be any hit);
+/// once a piece's result satisfies `done`, no piece after it starts (none at all for a search
+/// from several places). Out of line, as
+/// [`run_rounds`](super::run_rounds).
+#[inline(never)]
+fn reduce_tasks<A, ID, F, C, D>(
+    rt: &Runtime,
+    plan: Plan,
+    identity: ID,
+    fold: F,
+    combine: C,
+    done: &D,
+) -> A
+where
+    A: Send,
+    ID: Fn() -> A + Sync,
+    F: Fn(A, Range<usize>) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+    D: Fn(&A) -> bool + Sync,
+{
+    // No piece from this dealt index on starts. A result that satisfies `done` covers its
+    // half from the half's start to the piece's end: pieces after it are moot, those before
+    // it (other halves, maybe on other threads) are not, unless the search takes any hit
+    // (dealt from several places).
+    let stop_at = AtomicUsize::new(usize::MAX);
+    let any_hit = plan.spread().is_some();
+    let fold_dealt = |acc: A, d: Range<usize>| {
+        let b = plan.dealt(d.clone());
+        if b.is_empty() {
+            return acc;
+        }
+        let acc = fold(acc, plan.items(b));
+        if done(&acc) {
+            stop_at.fetch_min(if any_hit { 0 } else { d.end }, Ordering::Relaxed);
+        }
+        acc
+    };
+    let stopped = |at| at >= stop_at.load(Ordering::Relaxed);
+    let (deal, schedule) = plan.dealing();
+    rt.fold_adaptive(
+        deal,
+        piece_len(schedule),
+        identity,
+        fold_dealt,
+        combine,
+        stopped,
+    )
 }
 
 /// `fold_ranges` in rounds, each one region over a part of the space (out of line, as

@@ -49,8 +49,9 @@
 //! # Limits
 //!
 //! - A `scope` called inside a region (from a job, a parallel iterator's closure, or a team
-//!   member) runs inline on that member: `op`, then its own jobs, one after the other, as
-//!   nested calls of this crate do. So do parallel iterators and `join` called from a job.
+//!   member) runs inline on that member: `op`, then its own jobs, one after the other.
+//!   Parallel iterators and `join` called from a job run as tasks of the job's thread, which
+//!   threads of the pool outside the scope's team, or done with their jobs, may take.
 //! - The members that run jobs are the region's team, which the runtime's policy sizes when the
 //!   scope starts; they are not lent to other calls meanwhile, and while `op` runs the others
 //!   wait for its spawns.
