@@ -87,7 +87,7 @@ impl Runtime {
         S: Fn() -> bool + Sync,
     {
         let chunk = |(), r| f(r);
-        let len = piece_len(schedule);
+        let len = PieceLen::of(schedule);
         self.fold_adaptive(range, len, || (), chunk, |(), ()| (), |_| stop());
     }
 
@@ -282,20 +282,10 @@ impl Runtime {
             a.append(&mut b);
             a
         };
-        let len = piece_len(schedule);
+        let len = PieceLen::of(schedule);
         let parts = self.fold_adaptive(range, len, Vec::new, fold_part, join, |_| stop());
         parts.into_iter().reduce(combine).unwrap_or_else(identity)
     }
-}
-
-/// The pieces of a loop on tasks under `schedule`: at most its chunk, for a schedule of
-/// chunks of one length.
-pub(crate) fn piece_len(schedule: Schedule) -> PieceLen {
-    let max = match schedule {
-        Schedule::Dynamic { chunk } | Schedule::StaticChunked { chunk } => chunk,
-        _ => 0,
-    };
-    PieceLen { min: 1, max }
 }
 
 /// A raw slice base pointer that may be shared: see the SAFETY argument where it is used.

@@ -1,14 +1,15 @@
 //! When a busy thread shares work: its heartbeat (see the work-stealing module docs), as pure
 //! functions.
 //!
-//! A `join` costs a counter decrement; every `interval` joins the thread looks whether anyone
-//! could take work and, if so, reads the clock: its beat is due [`AWAKE_BEAT`] after the last
-//! one while a thread searches, [`HEARTBEAT`] after it while threads that could take work
-//! sleep (waking one costs a system call on both sides). A call's or a stolen task's first
-//! join counts as a beat that is due, so a short call shares at most its root's second half. The interval adapts so that reads come about every
-//! quarter heartbeat whatever a join's grain: it doubles while reads come quicker than that
-//! (a sum over a tree, a few nanoseconds a join), and halves while they come slower (leaves
-//! that sleep or compute for milliseconds), down to a read at every join.
+//! A `join` costs a counter decrement and a flag's load; every `interval` joins, or at the
+//! first join after another thread started to search (the flag), the thread reads the clock:
+//! its beat is due [`AWAKE_BEAT`] after the last one while a thread searches, [`HEARTBEAT`]
+//! after it otherwise (waking a sleeper costs a system call on both sides). A call's or a
+//! stolen task's first join counts as a beat that is due, so a short call shares little. The
+//! interval adapts so that reads come about every quarter heartbeat whatever a join's grain:
+//! it doubles while reads come quicker than that (a sum over a tree, a few nanoseconds a
+//! join), and halves while they come slower (leaves that sleep or compute for milliseconds),
+//! down to a read at every join.
 
 use std::time::{Duration, Instant};
 

@@ -17,12 +17,19 @@
 //! itself unless another thread took it. A frame is private at first: nobody can see it, and
 //! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
 //! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
-//! the oldest end) only when someone could take it, at the thread's *beat*: the thread counts
-//! its joins and reads the clock every few of them (see `beat`); its beat is due
-//! [`beat::AWAKE_BEAT`] after the last one while a thread of the runtime is awake and looking
-//! for work (`searching > 0`), and [`beat::HEARTBEAT`] after it while one that may take tasks
-//! sleeps, which it then wakes. At a due beat the thread shares its oldest private frame, the
-//! work nearest the root of its recursion.
+//! the oldest end) at the thread's *beat*: the thread counts its joins and reads the clock
+//! every few of them (see `beat`), and at its next join whenever another thread has started
+//! to look for work since (a thread that starts to search *pokes* the others: a flag each
+//! reads at every join, so that a thread whose joins come between long leaves, with a long
+//! interval left from a fast descent, does not wait that interval's leaves to see it). Its beat
+//! is due [`beat::AWAKE_BEAT`] after the last one while a thread of the runtime is awake and
+//! looking for work (`searching > 0`), and [`beat::HEARTBEAT`] after it otherwise. At a due
+//! beat the thread shares its oldest private frame, the work nearest the root of its
+//! recursion: with threads idle it wakes a sleeper for it (unless searchers will take it),
+//! and the beat stays due, one more frame at each join, while idle threads outnumber the
+//! frames shared at this beat (a descent feeds every idle thread as its frames go by); with
+//! every thread busy the frame is shared all the same, for whichever finishes first (a thread
+//! whose joins come between long leaves has no other chance to pass work on).
 //!
 //! A stolen task's first join may share at once, and so may a call's from outside unless its
 //! thread's last joins came fast (`beat::call_beat`): the thief of a large part passes half
@@ -97,7 +104,7 @@ use job::TaskRef;
 
 use crate::payload::catch;
 use crate::runtime::Inner;
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 use crate::wait::{spin_until, Event, WaitInfo, WaitOutcome, WaitSite, IDLE_SPIN_CAP};
 use crate::Runtime;
 
@@ -118,6 +125,9 @@ pub(crate) struct Tasks {
     next_wake: AtomicUsize,
     /// Calls from outside the pool running on it now (see [`Tasks::call`]).
     calls: CachePadded<AtomicUsize>,
+    /// Per index: a thread has started to look for work since this one last read its clock
+    /// (see [`Ctx::offer`]).
+    pokes: Box<[CachePadded<AtomicBool>]>,
 }
 
 /// A call from outside counted in [`Tasks::calls`].
@@ -155,6 +165,19 @@ impl Tasks {
             active: AtomicUsize::new(max_threads),
             next_wake: AtomicUsize::new(0),
             calls: CachePadded::new(AtomicUsize::new(0)),
+            pokes: (0..max_threads)
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    /// Tells every other thread that may share work that `me` looks for some: each reads its
+    /// clock at its next join, whatever its interval (see [`Ctx::offer`]).
+    fn poke_others(&self, me: usize) {
+        for (i, p) in self.pokes.iter().enumerate() {
+            if i != me && !p.load(Ordering::Relaxed) {
+                p.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -209,6 +232,8 @@ pub(crate) struct Ctx<'a> {
     /// The event this thread sleeps on (its latches' too).
     event: &'a Event,
     deque: &'a Worker<TaskRef>,
+    /// This index's poke (see [`Tasks::pokes`]).
+    poke: &'a AtomicBool,
     /// Touched only by this thread, by [`Ctx::push_frame`], [`Ctx::pop_frame`] and
     /// [`Ctx::share_oldest`], none of which calls out while it holds the reference.
     frames: UnsafeCell<&'a mut Vec<TaskRef>>,
@@ -221,6 +246,8 @@ pub(crate) struct Ctx<'a> {
     last_beat: Cell<Instant>,
     /// Where the next steal starts.
     victim: Cell<usize>,
+    /// Frames shared since the last beat was taken (see [`Ctx::offer_slow`]).
+    burst: Cell<usize>,
 }
 
 impl<'a> Ctx<'a> {
@@ -238,6 +265,7 @@ impl<'a> Ctx<'a> {
             index,
             event: inner.idle_event(index),
             deque,
+            poke: &inner.tasks().pokes[index],
             frames: UnsafeCell::new(frames),
             shared: Cell::new(0),
             countdown: Cell::new(1),
@@ -245,6 +273,7 @@ impl<'a> Ctx<'a> {
             last_read: Cell::new(now),
             last_beat: Cell::new(beat::call_beat(now, interval.get())),
             victim: Cell::new(index + 1),
+            burst: Cell::new(0),
         }
     }
 
@@ -300,7 +329,7 @@ impl<'a> Ctx<'a> {
     #[inline]
     fn offer(&self) {
         let c = self.countdown.get();
-        if c > 1 {
+        if c > 1 && !self.poke.load(Ordering::Relaxed) {
             self.countdown.set(c - 1);
         } else {
             self.offer_slow();
@@ -309,6 +338,9 @@ impl<'a> Ctx<'a> {
 
     #[cold]
     fn offer_slow(&self) {
+        if self.poke.load(Ordering::Relaxed) {
+            self.poke.store(false, Ordering::Relaxed);
+        }
         let now = Instant::now();
         let interval = beat::next_interval(self.interval.get(), now - self.last_read.get());
         self.interval.set(interval);
@@ -316,18 +348,31 @@ impl<'a> Ctx<'a> {
         self.last_read.set(now);
         let tasks = self.inner().tasks();
         let searching = tasks.searching.load(Ordering::Relaxed) > 0;
-        if !searching && tasks.sleeping.load(Ordering::Relaxed) == 0 {
-            // Nobody to take work: unless workers are still to start (a region starts only
-            // its team's), whose first search will come here.
+        let idle = searching || tasks.sleeping.load(Ordering::Relaxed) > 0;
+        if !idle {
+            // Workers may be still to start (a region starts only its team's).
             self.rt.start_task_workers();
+        }
+        if !beat::beat_due(now - self.last_beat.get(), searching) {
             return;
         }
-        if beat::beat_due(now - self.last_beat.get(), searching) {
-            self.last_beat.set(now);
-            if self.share_oldest() && !searching {
-                self.inner().tasks_notify();
+        // With every thread busy the frame is shared all the same, for the first to finish:
+        // a thread whose joins come between long leaves has no other chance to pass work on.
+        if self.share_oldest() && idle {
+            // Frames shared at this beat so far; the beat stays due, one more frame at each
+            // join, while idle threads outnumber them (a recursion's descent then feeds every
+            // idle thread at once, as the frames go by, instead of one a beat).
+            let burst = self.burst.get();
+            self.inner().wake_sleeper(burst);
+            let idle =
+                tasks.searching.load(Ordering::Relaxed) + tasks.sleeping.load(Ordering::Relaxed);
+            if burst + 1 < idle {
+                self.burst.set(burst + 1);
+                return;
             }
         }
+        self.burst.set(0);
+        self.last_beat.set(now);
     }
 
     /// Shares the oldest private frame now, beat or not, and wakes a sleeper for it unless a
@@ -460,6 +505,7 @@ impl<'a> Ctx<'a> {
         let start = Instant::now();
         if allowed {
             tasks.searching.fetch_add(1, Ordering::SeqCst);
+            tasks.poke_others(self.index);
         }
         let gave_up = spin_until(start, limit, ready);
         if allowed {
@@ -519,9 +565,16 @@ impl Inner {
     /// Wakes one sleeping thread that may take tasks, unless a searcher is awake: called after
     /// a task was pushed on a deque.
     pub(crate) fn tasks_notify(&self) {
+        self.wake_sleeper(0);
+    }
+
+    /// Wakes one sleeping thread that may take tasks, unless more than `shared` searchers are
+    /// awake (they take the first `shared` frames pushed): called after a push.
+    fn wake_sleeper(&self, shared: usize) {
         let tasks = self.tasks();
         crate::sync::fence_seq_cst();
-        if tasks.searching.load(Ordering::SeqCst) > 0 || tasks.sleeping.load(Ordering::SeqCst) == 0
+        if tasks.searching.load(Ordering::SeqCst) > shared
+            || tasks.sleeping.load(Ordering::SeqCst) == 0
         {
             return;
         }

@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 
 use super::{ctx, join, Ctx};
 use crate::payload::{drop_payload, Payload};
-use crate::Runtime;
+use crate::{Runtime, Schedule};
 
 /// How long a loop's piece takes, about, between two looks at the thread's beat.
 pub(crate) const PIECE_TIME: Duration = Duration::from_micros(4);
@@ -53,6 +53,16 @@ pub struct PieceLen {
 impl PieceLen {
     /// Pieces of any length.
     pub const ANY: PieceLen = PieceLen { min: 1, max: 0 };
+
+    /// The pieces of a loop on tasks under `schedule`: at most its chunk, for a schedule of
+    /// chunks of one length (`Dynamic`, `StaticChunked`), else of any length.
+    pub fn of(schedule: Schedule) -> PieceLen {
+        let max = match schedule {
+            Schedule::Dynamic { chunk } | Schedule::StaticChunked { chunk } => chunk,
+            _ => 0,
+        };
+        PieceLen { min: 1, max }
+    }
 
     fn min(self) -> usize {
         self.min.max(1)

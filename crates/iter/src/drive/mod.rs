@@ -398,24 +398,12 @@ where
     };
     rt.fold_adaptive(
         deal,
-        piece_len(schedule),
+        PieceLen::of(schedule),
         || (),
         fold,
         |(), ()| (),
         |_| done(),
     );
-}
-
-/// The pieces a call on tasks folds at a time ([`Runtime::fold_adaptive`]), in what its plan
-/// deals: at most the chunk of a schedule that deals chunks of one length (`with_max_len`;
-/// one slot at a time for a search from several places).
-#[inline]
-fn piece_len(schedule: Schedule) -> PieceLen {
-    let max = match schedule {
-        Schedule::Dynamic { chunk } | Schedule::StaticChunked { chunk } => chunk,
-        _ => 0,
-    };
-    PieceLen { min: 1, max }
 }
 
 /// `ranges` under a schedule that deals pieces (also inside a region, where the one member

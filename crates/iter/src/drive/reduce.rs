@@ -5,9 +5,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use asat_core::{Runtime, Schedule};
+use asat_core::{PieceLen, Runtime, Schedule};
 
-use super::{blocks, nested, piece_len, pieces, shift, Order, Panics, Plan, Space};
+use super::{blocks, nested, pieces, shift, Order, Panics, Plan, Space};
 use crate::plumbing::{Producer, Rounds, Stop};
 
 /// Folds the items of `p` range by range into accumulators started by `identity` and combines
@@ -204,7 +204,7 @@ where
     let (deal, schedule) = plan.dealing();
     rt.fold_adaptive(
         deal,
-        piece_len(schedule),
+        PieceLen::of(schedule),
         identity,
         fold_dealt,
         combine,
