@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use asat_peers::stats::median;
+use asat_peers::stats::{median, process_cpu};
 use asat_peers::tree::{self, format_seconds, Join, Node, RayonJoin};
 use clap::{Parser, Subcommand};
 
@@ -322,18 +322,6 @@ fn pool_table(walls: &[Vec<f64>], threads: Option<&[Vec<f64>]>, ideal: f64) {
             None => println!(),
         }
     }
-}
-
-/// The process's user and system CPU time so far.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage writes the struct it is given; RUSAGE_SELF is always valid.
-    let usage = unsafe {
-        let mut u = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 fn idle_mode(threads: usize, after_ms: u64, window_ms: u64) {

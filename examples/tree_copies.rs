@@ -1,0 +1,207 @@
+//! Copies of the tree sum at once on one machine: the shared-machine case of `join`.
+//!
+//! ```text
+//! cargo run --release --example tree_copies -- --copies 2,3,4 --levels 24 --sums 3
+//! ```
+//!
+//! For each number of copies and each runtime in turn (`serial`; `rayon`, a pool of the
+//! machine's CPUs; `asat-fixed`, an asat pool of that size with the `fixed` policy; `asat`,
+//! the same with the `asat` policy), this starts that many processes of itself. Each builds a
+//! tree of `--levels` levels, reports ready, and once every copy is ready (so that building
+//! is not timed) sums its tree `--sums` times with a `join` per node (checking each sum) and
+//! prints its wall and CPU seconds. The table gives, per runtime, the time until the last copy
+//! finished and the copies' CPU time, in seconds and beside the best of serial, rayon and
+//! `asat-fixed` (time) and serial (CPU). The runtimes take turns, `--runs` times; medians.
+
+use std::io::{BufRead, BufReader, Write};
+use std::num::NonZero;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use asat_peers::stats::{median, process_cpu};
+use asat_peers::tree::{self, Join, Node};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Copies of the tree sum at once: time to the last copy and CPU time")]
+struct Args {
+    /// Numbers of copies to run at once, comma-separated.
+    #[arg(long, default_value = "2,3,4", value_delimiter = ',')]
+    copies: Vec<u32>,
+    /// Levels of each copy's tree (2^levels - 1 nodes; 24 levels take about 0.5 GB a copy).
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=26))]
+    levels: u32,
+    /// Sums each copy times.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    sums: u32,
+    /// Threads of each copy's pool [default: the machine's CPUs].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// Rounds (the runtimes take turns in each); medians are printed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Internal: run as one copy with this runtime.
+    #[arg(long, hide = true)]
+    copy: Option<String>,
+}
+
+const RUNTIMES: [&str; 4] = ["serial", "rayon", "asat-fixed", "asat"];
+
+/// `asat::join`: on the asat runtime the caller runs in.
+struct AsatJoin;
+
+impl Join for AsatJoin {
+    #[inline]
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        asat::join(a, b)
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, NonZero::get),
+        |t| t as usize,
+    );
+    if let Some(runtime) = &args.copy {
+        return copy(runtime, args.levels, args.sums, threads);
+    }
+    if args.copies.contains(&0) {
+        fail("--copies takes numbers from 1 up");
+    }
+    println!(
+        "tree of {} levels, {} sums a copy, pools of {threads} threads, median of {} runs",
+        args.levels, args.sums, args.runs
+    );
+    println!(
+        "{:>6} {:<11} {:>10} {:>9} {:>10} {:>9}",
+        "copies", "runtime", "last done", "/best", "CPU", "/serial"
+    );
+    for &k in &args.copies {
+        let mut walls = vec![Vec::new(); RUNTIMES.len()];
+        let mut cpus = vec![Vec::new(); RUNTIMES.len()];
+        for _ in 0..args.runs {
+            for (r, name) in RUNTIMES.iter().enumerate() {
+                let (wall, cpu) = run_copies(name, k as usize, &args, threads);
+                walls[r].push(wall);
+                cpus[r].push(cpu);
+            }
+        }
+        let walls: Vec<f64> = walls.into_iter().map(median).collect();
+        let cpus: Vec<f64> = cpus.into_iter().map(median).collect();
+        let best = walls[..3].iter().copied().fold(f64::INFINITY, f64::min);
+        for (r, name) in RUNTIMES.iter().enumerate() {
+            println!(
+                "{k:>6} {name:<11} {:>9.3}s {:>8.2}x {:>9.3}s {:>8.2}x",
+                walls[r],
+                walls[r] / best,
+                cpus[r],
+                cpus[r] / cpus[0]
+            );
+        }
+    }
+}
+
+/// Runs `k` copies with runtime `name` at once: the time from the go until the last copy
+/// finished, and the copies' CPU seconds (their own, over their sums).
+fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> (f64, f64) {
+    let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("own path: {e}")));
+    let mut children: Vec<Child> = (0..k)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--copy", name, "--levels", &args.levels.to_string()])
+                .args(["--sums", &args.sums.to_string()])
+                .args(["--threads", &threads.to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| fail(&format!("start a copy: {e}")))
+        })
+        .collect();
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|c| BufReader::new(c.stdout.take().expect("piped")))
+        .collect();
+    for out in &mut outputs {
+        if line(out) != "ready" {
+            fail(&format!("{name}: a copy did not get ready"));
+        }
+    }
+    let go = Instant::now();
+    for c in &mut children {
+        let stdin = c.stdin.as_mut().expect("piped");
+        _ = stdin.write_all(b"go\n").and_then(|()| stdin.flush());
+    }
+    let mut cpu = 0.0;
+    for out in &mut outputs {
+        let report = line(out);
+        let mut fields = report.split_whitespace().map(str::parse::<f64>);
+        match (fields.next(), fields.next()) {
+            (Some(Ok(_wall)), Some(Ok(c))) => cpu += c,
+            _ => fail(&format!("{name}: a copy reported {report:?}")),
+        }
+    }
+    let last = go.elapsed().as_secs_f64();
+    for mut c in children {
+        match c.wait() {
+            Ok(s) if s.success() => {}
+            s => fail(&format!("{name}: a copy ended with {s:?}")),
+        }
+    }
+    (last, cpu)
+}
+
+/// The next line of a copy's output, without its end.
+fn line(out: &mut impl BufRead) -> String {
+    let mut s = String::new();
+    _ = out.read_line(&mut s);
+    s.trim_end().to_owned()
+}
+
+/// One copy: builds its tree, says `ready`, waits for `go`, sums, prints wall and CPU seconds.
+fn copy(runtime: &str, levels: u32, sums: u32, threads: usize) {
+    let root = Node::tree(levels);
+    let expected = Node::expected_sum(levels);
+    let rayon = (runtime == "rayon").then(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap_or_else(|e| fail(&format!("rayon pool: {e}")))
+    });
+    let asat = runtime.strip_prefix("asat").map(|policy| {
+        let policy = if policy.is_empty() { "asat" } else { "fixed" };
+        asat::Runtime::builder()
+            .max_threads(threads)
+            .shared_policy(asat::parse_policy(policy).unwrap_or_else(|e| fail(&e.to_string())))
+            .build()
+            .unwrap_or_else(|e| fail(&format!("asat pool: {e}")))
+    });
+    println!("ready");
+    let mut go = String::new();
+    _ = std::io::stdin().read_line(&mut go);
+    let (t, cpu) = (Instant::now(), process_cpu());
+    for _ in 0..sums {
+        let sum = match (&rayon, &asat) {
+            (Some(pool), _) => pool.install(|| tree::sum_rayon(&root)),
+            (_, Some(pool)) => pool.install(|| tree::sum_join::<AsatJoin>(&root)),
+            _ => tree::sum_serial(&root),
+        };
+        if sum != expected {
+            fail(&format!("{runtime}: sum {sum}, not {expected}"));
+        }
+    }
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = (process_cpu() - cpu).as_secs_f64();
+    println!("{wall} {cpu}");
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("tree_copies: {message}");
+    std::process::exit(1)
+}
