@@ -190,6 +190,18 @@
 //! than the threshold, even on a crowded machine where the missing thread would come back
 //! only after a time slice.
 //!
+//! # Programs of tasks
+//!
+//! A program made only of `join` and loops on tasks starts no region, so no evaluation
+//! happens and no barrier is timed. Until its first evaluation, ASAT sizes the threads that
+//! take tasks ([`Policy::task_workers`]) from the kernel alone: at most once per
+//! `eval_interval`, at a call from outside the pool, it reads the CPUs the rest of the machine
+//! left free since the last reading (the first reading is taken when the runtime is built)
+//! and lets `round(free)` threads take tasks, at least 1 and at most the pool's size
+//! ([`task_team`]; all of them where the kernel does not say). Copies of one program that
+//! start together therefore share the machine between them: each one's own CPU time counts
+//! as free for it. Once regions have been evaluated, their team size is used for tasks too.
+//!
 //! # The bad-time threshold
 //!
 //! The paper reports three orders of magnitude between the passage of a balanced barrier
@@ -229,7 +241,7 @@ pub use evaluation::{Decision, Evaluation};
 pub use logic::{AsatLogic, Machine, Step, FIRST_SAMPLES};
 
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -351,6 +363,26 @@ struct State {
     logic: Option<AsatLogic>,
     config: AsatConfig,
     readings: Option<Readings>,
+    tasks: Option<TaskMeasure>,
+}
+
+/// The threads that take tasks before the first evaluation (see "Programs of tasks").
+#[derive(Debug)]
+struct TaskMeasure {
+    /// Readings of their own: the evaluations' deltas must not be cut by these.
+    readings: Readings,
+    last: Instant,
+    team: usize,
+}
+
+/// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
+/// machine, for a pool of `max` threads: `round(free)`, at least 1 and at most `max`; `max`
+/// where the kernel did not say.
+pub(crate) fn task_team(free: Option<f64>, max: usize) -> usize {
+    match free {
+        Some(f) if f.is_finite() => (f.round().max(0.0) as usize).clamp(1, max.max(1)),
+        _ => max.max(1),
+    }
 }
 
 impl Default for Asat {
@@ -372,6 +404,7 @@ impl Asat {
                 logic: None,
                 config,
                 readings: None,
+                tasks: None,
             }),
             history: Mutex::new(VecDeque::new()),
         }
@@ -452,13 +485,29 @@ impl Policy for Asat {
         "asat"
     }
 
-    /// The team size of the last evaluation (all threads before the first).
+    /// Before the first evaluation, the threads the free CPUs allow (see "Programs of
+    /// tasks"); after it, the team size of the last evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
-        self.state
-            .lock()
-            .logic
-            .as_ref()
-            .map_or(max_threads, AsatLogic::threads)
+        let evaluated = !self.history.lock().is_empty();
+        let mut st = self.state.lock();
+        let State {
+            logic,
+            config,
+            tasks,
+            ..
+        } = &mut *st;
+        let Some(logic) = logic.as_ref() else {
+            return max_threads;
+        };
+        let Some(m) = tasks.as_mut().filter(|_| !evaluated) else {
+            return logic.threads();
+        };
+        let now = Instant::now();
+        if now.saturating_duration_since(m.last) >= config.eval_interval {
+            m.team = task_team(m.readings.sample(now).free, max_threads);
+            m.last = now;
+        }
+        m.team
     }
 
     fn attach(&self, rt: &RuntimeInfo) -> Result<(), Error> {
@@ -485,6 +534,15 @@ impl Policy for Asat {
         // Jobs round their growths at random; each process draws its own seed.
         st.logic = Some(AsatLogic::new(c, rt.max_threads).with_seed(rand::random()));
         st.readings = (c.rule == Rule::Asat).then(Readings::open);
+        st.tasks = (c.rule == Rule::Asat).then(|| {
+            let (mut readings, last) = (Readings::open(), Instant::now());
+            readings.sample(last);
+            TaskMeasure {
+                readings,
+                last,
+                team: rt.max_threads,
+            }
+        });
         Ok(())
     }
 
@@ -525,6 +583,19 @@ mod tests {
 
     const US: Duration = Duration::from_micros(1);
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn tasks_take_the_free_cpus_rounded_within_the_pool() {
+        assert_eq!(task_team(Some(2.0), 4), 2);
+        assert_eq!(task_team(Some(1.4), 4), 1);
+        assert_eq!(task_team(Some(1.6), 4), 2);
+        assert_eq!(task_team(Some(0.3), 4), 1);
+        assert_eq!(task_team(Some(0.0), 4), 1);
+        assert_eq!(task_team(Some(64.0), 8), 8);
+        assert_eq!(task_team(None, 8), 8);
+        assert_eq!(task_team(Some(f64::NAN), 8), 8);
+        assert_eq!(task_team(Some(3.0), 0), 1);
+    }
 
     #[test]
     fn env_settings_and_errors() {
