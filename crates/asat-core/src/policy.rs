@@ -20,7 +20,7 @@ use crate::{CpuSet, Error, ThreadHandle, WaitStrategy};
 /// | [`attach`](Policy::attach) | the thread calling [`Builder::build`](crate::Builder::build) | once, before any worker exists |
 /// | [`thread_start`](Policy::thread_start) / [`thread_stop`](Policy::thread_stop) | the worker itself | when a worker starts / before it exits |
 /// | [`plan`](Policy::plan) | the thread starting a region | at each region start, before any worker is woken; again after each probe |
-/// | [`task_workers`](Policy::task_workers) | a thread calling into the pool from outside | at each such call (`join`), before any task is shared |
+/// | [`task_workers`](Policy::task_workers) | a thread calling into the pool from outside | at each such call (`join`, a loop on tasks), before any task is shared |
 /// | [`placement`](Policy::placement) | each member (the starting thread too) | as it joins a team, before user code runs |
 /// | [`safe_point`](Policy::safe_point) | each member | at chunk boundaries of loops and before each barrier wait |
 /// | [`region_end`](Policy::region_end) | the thread that started the region | after the whole team has joined |
@@ -49,8 +49,9 @@ pub trait Policy: Send + Sync + fmt::Debug {
     /// [`join`](crate::join)): the thread calling into the pool and workers `1..n` take part,
     /// the others stay parked (they keep serving regions). Called by a thread that calls into
     /// the runtime from outside its pool, at each such call; must not block, and should return
-    /// within a few tens of nanoseconds (it sits on every outside call's path). The answer is
-    /// clamped to `1..=max_threads`. The default is `max_threads`.
+    /// within a few tens of nanoseconds (it sits on every outside call's path; a policy that
+    /// measures, as ASAT does, does so at most once per interval). The answer is clamped to
+    /// `1..=max_threads`. The default is `max_threads`.
     fn task_workers(&self, max_threads: usize) -> usize {
         max_threads
     }

@@ -486,7 +486,8 @@ impl Policy for Asat {
     }
 
     /// Before the first evaluation, the threads the free CPUs allow (see "Programs of
-    /// tasks"); after it, the team size of the last evaluation.
+    /// tasks"; reading the kernel's files, tens of microseconds, happens at most once per
+    /// `eval_interval`); after it, the team size of the last evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
         let evaluated = !self.history.lock().is_empty();
         let mut st = self.state.lock();
