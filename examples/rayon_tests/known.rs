@@ -107,8 +107,8 @@ pub static KNOWN: [Known; 10] = [
     fails(
         "core_init_zero_threads",
         "init_zero_threads",
-        "num_threads(0) is an error naming what is allowed (asat's issue 14 asks for it), where \
-         rayon takes 0 for its default",
+        "num_threads(0) is an error naming what is allowed (a count of 0 is more often a \
+         mistake than a wish for every CPU), where rayon takes 0 for its default",
     ),
     fails(
         "core_scoped_threadpool",
