@@ -125,7 +125,7 @@ impl<T: Send> Fold<'_, T> {
             if r.is_empty() || (self.done)(r.start) {
                 return acc;
             }
-            if r.len() >= 2 * min && c.split_due(last) {
+            if r.len() >= min.saturating_mul(2) && c.split_due(last) {
                 let mid = r.start + r.len() / 2;
                 let (left, right) = (r.start..mid, mid..r.end);
                 let (a, b) = join::join_here(
