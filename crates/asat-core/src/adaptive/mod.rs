@@ -198,7 +198,7 @@
 //! `eval_interval`, at a call from outside the pool, it reads the CPUs the rest of the machine
 //! left free since the last reading (the first reading is taken when the runtime is built)
 //! and lets `round(free)` threads take tasks, at least 1 and at most the pool's size
-//! ([`task_team`]; all of them where the kernel does not say). Copies of one program that
+//! (`task_team`; all of them where the kernel does not say). Copies of one program that
 //! start together therefore share the machine between them: each one's own CPU time counts
 //! as free for it. Once regions have been evaluated, their team size is used for tasks too.
 //!
