@@ -19,8 +19,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use asat_peers::stats::{median, process_cpu};
-use asat_peers::tree::{self, Join, Node};
+use asat_peers::tree::{self, Node};
 use clap::Parser;
+
+#[path = "common/asat_join.rs"]
+mod asat_join;
+use asat_join::AsatJoin;
 
 #[derive(Parser)]
 #[command(about = "Copies of the tree sum at once: time to the last copy and CPU time")]
@@ -46,22 +50,6 @@ struct Args {
 }
 
 const RUNTIMES: [&str; 4] = ["serial", "rayon", "asat-fixed", "asat"];
-
-/// `asat::join`: on the asat runtime the caller runs in.
-struct AsatJoin;
-
-impl Join for AsatJoin {
-    #[inline]
-    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        asat::join(a, b)
-    }
-}
 
 fn main() {
     let args = Args::parse();

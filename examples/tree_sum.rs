@@ -38,8 +38,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use asat_peers::stats::{median, process_cpu};
-use asat_peers::tree::{self, format_seconds, Join, Node, RayonJoin};
+use asat_peers::tree::{self, format_seconds, Node, RayonJoin};
 use clap::{Parser, Subcommand};
+
+#[path = "common/asat_join.rs"]
+mod asat_join;
+use asat_join::AsatJoin;
 
 #[derive(Parser)]
 #[command(about = "Divide-and-conquer joins on asat, rayon and chili")]
@@ -130,22 +134,6 @@ enum Mode {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
     },
-}
-
-/// `asat::join`: on the asat runtime the caller runs in.
-struct AsatJoin;
-
-impl Join for AsatJoin {
-    #[inline]
-    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        asat::join(a, b)
-    }
 }
 
 fn main() {

@@ -7,12 +7,12 @@ mod common;
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Mutex;
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
 use asat::{Runtime, ThreadPoolBuilder};
-use common::watchdog;
+use common::{at_once, watchdog};
 
 /// Long enough for any of these calls on a loaded machine; reached only by a hang.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -52,24 +52,13 @@ fn a_recursive_join_runs_on_every_thread_of_the_pool() {
 #[test]
 fn calls_from_eight_threads_complete_and_each_uses_several_threads() {
     let per_call = watchdog(LIMIT, || {
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(16).build().unwrap());
-        let start = Arc::new(Barrier::new(8));
-        let callers: Vec<_> = (0..8)
-            .map(|_| {
-                let (pool, start) = (Arc::clone(&pool), Arc::clone(&start));
-                thread::spawn(move || {
-                    let seen = Mutex::new(HashSet::new());
-                    start.wait();
-                    let leaves = pool.install_here(|| sleepy(5, Duration::from_millis(3), &seen));
-                    assert_eq!(leaves, 32);
-                    seen.into_inner().unwrap().len()
-                })
-            })
-            .collect();
-        callers
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect::<Vec<_>>()
+        let pool = ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+        at_once(8, || {
+            let seen = Mutex::new(HashSet::new());
+            let leaves = pool.install_here(|| sleepy(5, Duration::from_millis(3), &seen));
+            assert_eq!(leaves, 32);
+            seen.into_inner().unwrap().len()
+        })
     });
     assert!(
         per_call.iter().all(|&n| n > 1),

@@ -5,13 +5,13 @@
 mod common;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
 use asat::prelude::*;
 use asat::ThreadPoolBuilder;
-use common::watchdog;
+use common::{at_once, watchdog};
 
 /// Long enough for any of these calls on a loaded machine; reached only by a hang.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -75,23 +75,12 @@ fn loops_inside_a_loop_run_on_the_threads_it_leaves_idle() {
 #[test]
 fn loops_from_four_threads_at_once_each_use_several_threads() {
     let per_call = watchdog(LIMIT, || {
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(8).build().unwrap());
-        let start = Arc::new(Barrier::new(4));
-        let callers: Vec<_> = (0..4)
-            .map(|_| {
-                let (pool, start) = (Arc::clone(&pool), Arc::clone(&start));
-                thread::spawn(move || {
-                    let seen = Mutex::new(HashSet::new());
-                    start.wait();
-                    assert_eq!(pool.install_here(|| sleepy_loop(32, &seen)), 496);
-                    seen.into_inner().unwrap().len()
-                })
-            })
-            .collect();
-        callers
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect::<Vec<_>>()
+        let pool = ThreadPoolBuilder::new().num_threads(8).build().unwrap();
+        at_once(4, || {
+            let seen = Mutex::new(HashSet::new());
+            assert_eq!(pool.install_here(|| sleepy_loop(32, &seen)), 496);
+            seen.into_inner().unwrap().len()
+        })
     });
     assert!(
         per_call.iter().all(|&n| n > 1),

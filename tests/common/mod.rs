@@ -44,6 +44,23 @@ impl Policy for Scripted {
     }
 }
 
+/// Runs `f()` on `n` threads that start it together (past a barrier); their results, in
+/// thread order. A panic on one of them is raised here.
+pub fn at_once<T: Send>(n: usize, f: impl Fn() -> T + Sync) -> Vec<T> {
+    let start = std::sync::Barrier::new(n);
+    std::thread::scope(|s| {
+        let threads: Vec<_> = (0..n)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    f()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
+
 /// Runs `f` on another thread and fails the test if it does not finish within `limit` (a hang
 /// shows as a failure, not as a CI job that never ends).
 pub fn watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
