@@ -4,6 +4,7 @@
 //! cargo run --release --example tree_sum -- tree --levels 10            # 1023 nodes
 //! cargo run --release --example tree_sum -- tree --levels 24 --inner 1  # 16.7M nodes
 //! cargo run --release --example tree_sum -- sleepy --depth 6 --threads 8 --leaf-ms 2
+//! cargo run --release --example tree_sum -- sleepy --spawn   # the same tree of scope spawns
 //! cargo run --release --example tree_sum -- callers --callers 4 --threads 8 --items 64
 //! cargo run --release --example tree_sum -- nested --outer 2 --threads 8 --items 32
 //! ```
@@ -18,7 +19,9 @@
 //!   sum is checked against the serial one (exit status 1 on a mismatch).
 //! - `sleepy`: a recursive `join` of `--depth` levels whose `2^depth` leaves each sleep
 //!   `--leaf-ms`, inside `pool.install` of a rayon and an asat pool: the wall time beside the
-//!   ideal `2^depth * leaf / threads`, and how many distinct threads ran leaves.
+//!   ideal `2^depth * leaf / threads`, and how many distinct threads ran leaves. With
+//!   `--spawn`, the same tree is made of scope spawns (each node spawns its two children into
+//!   one `pool.scope`), on both runtimes.
 //! - `callers`: `--callers` threads each run one parallel loop of `--items` items that sleep
 //!   `--item-ms` (`into_par_iter().for_each`) inside `pool.install` of ONE shared pool: the
 //!   wall time until all callers are done beside the ideal `callers * items * item / threads`.
@@ -84,6 +87,9 @@ enum Mode {
         /// Runs per runtime (the median is printed).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
+        /// Spawn the tree's nodes into one scope instead of joining them.
+        #[arg(long)]
+        spawn: bool,
     },
     /// The CPU an idle pool uses: tree sums on the pool, then --after-ms of nothing, then the
     /// process's CPU time over the next --window-ms (each runtime in turn).
@@ -156,7 +162,8 @@ fn main() {
             threads,
             leaf_ms,
             runs,
-        } => sleepy_mode(depth, threads as usize, leaf_ms, runs as usize),
+            spawn,
+        } => sleepy_mode(depth, threads as usize, leaf_ms, runs as usize, spawn),
         Mode::Idle {
             threads,
             after_ms,
@@ -343,13 +350,38 @@ fn idle_mode(threads: usize, after_ms: u64, window_ms: u64) {
     }
 }
 
-fn sleepy_mode(depth: u32, threads: usize, leaf_ms: u64, runs: usize) {
+/// A node of a tree of `depth` levels of rayon scope spawns, calling `leaf` at each leaf.
+fn rayon_spawns<'s>(s: &rayon::Scope<'s>, depth: u32, leaf: &'s (dyn Fn() + Sync)) {
+    if depth == 0 {
+        return leaf();
+    }
+    for _ in 0..2 {
+        s.spawn(move |s| rayon_spawns(s, depth - 1, leaf));
+    }
+}
+
+/// [`rayon_spawns`] on asat.
+fn asat_spawns<'s>(s: &asat::Scope<'s>, depth: u32, leaf: &'s (dyn Fn() + Sync)) {
+    if depth == 0 {
+        return leaf();
+    }
+    for _ in 0..2 {
+        s.spawn(move |s| asat_spawns(s, depth - 1, leaf));
+    }
+}
+
+fn sleepy_mode(depth: u32, threads: usize, leaf_ms: u64, runs: usize, spawn: bool) {
     let (rayon, asat) = pools(threads);
     let leaf = Duration::from_millis(leaf_ms);
     let leaves = 1usize << depth;
     let ideal = leaves as f64 * leaf.as_secs_f64() / threads as f64;
+    let what = if spawn {
+        "tree of scope spawns"
+    } else {
+        "recursive join"
+    };
     println!(
-        "recursive join of depth {depth} ({leaves} leaves of {leaf_ms} ms), {threads} threads, \
+        "{what} of depth {depth} ({leaves} leaves of {leaf_ms} ms), {threads} threads, \
          median of {runs} runs"
     );
     let mut walls = vec![Vec::new(); POOL_RUNTIMES.len()];
@@ -364,9 +396,13 @@ fn sleepy_mode(depth: u32, threads: usize, leaf_ms: u64, runs: usize) {
                 std::thread::sleep(leaf);
             };
             let t = Instant::now();
-            match *name {
-                "rayon" => rayon.install(|| tree::fork_leaves::<RayonJoin, _>(depth, &sleep)),
-                _ => asat.install(|| tree::fork_leaves::<AsatJoin, _>(depth, &sleep)),
+            match (*name, spawn) {
+                ("rayon", false) => {
+                    rayon.install(|| tree::fork_leaves::<RayonJoin, _>(depth, &sleep))
+                }
+                ("rayon", true) => rayon.scope(|s| rayon_spawns(s, depth, &sleep)),
+                (_, false) => asat.install(|| tree::fork_leaves::<AsatJoin, _>(depth, &sleep)),
+                (_, true) => asat.scope(|s| asat_spawns(s, depth, &sleep)),
             }
             walls[r].push(t.elapsed().as_secs_f64());
             let ran = ran.into_inner();

@@ -214,7 +214,6 @@ pub fn iter_strings(rt: &Runtime) {
 /// every job, nested spawns included, keep `op` on the caller and re-raise a job's panic once
 /// the others have run; the runtime stays usable.
 pub fn iter_scope_variants(rt: &Runtime) {
-    use asat::prelude::ThreadPoolScopes;
     use std::rc::Rc;
     let caller = std::thread::current().id();
     let hits: Vec<AtomicUsize> = (0..200).map(|_| AtomicUsize::new(0)).collect();

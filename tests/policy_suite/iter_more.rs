@@ -171,11 +171,10 @@ pub fn iter_blocks(rt: &Runtime) {
     super::runtime_api::every_index_runs_once(rt);
 }
 
-/// `Scope::spawn_broadcast` runs its job once on every member of the scope's team, whatever
-/// size the policy gives it, from `op` and from jobs; `current_thread_has_pending_tasks` is
-/// `None` off the runtime's members.
+/// `Scope::spawn_broadcast` runs its job once on every thread of the pool, whatever the
+/// policy, from `op` and from jobs; `current_thread_has_pending_tasks` is `Some` in the jobs
+/// and `None` off the runtime's threads.
 pub fn iter_scope_broadcast(rt: &Runtime) {
-    use asat::prelude::ThreadPoolScopes;
     assert_eq!(rt.current_thread_has_pending_tasks(), None);
     for round in 0..20 {
         let runs: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
@@ -196,7 +195,7 @@ pub fn iter_scope_broadcast(rt: &Runtime) {
         });
         let sizes = sizes.into_inner().unwrap();
         let n = sizes[0];
-        assert!(n >= 1 && n <= rt.current_num_threads(), "team of {n}");
+        assert_eq!(n, rt.current_num_threads(), "every thread of the pool");
         assert_eq!(sizes, vec![n; n], "round {round}");
         assert!(runs.iter().take(n).all(|r| r.load(Ordering::Relaxed) == 1));
     }

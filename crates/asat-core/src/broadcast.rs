@@ -37,6 +37,15 @@ impl<'a> BroadcastContext<'a> {
         }
     }
 
+    /// The context of thread `index` of `num_threads` that run a scope's broadcast.
+    pub(crate) fn new(index: usize, num_threads: usize) -> Self {
+        BroadcastContext {
+            index,
+            num_threads,
+            _team: PhantomData,
+        }
+    }
+
     /// This member's index, `0..num_threads()`; 0 is the thread that called `broadcast`.
     #[inline]
     pub fn index(&self) -> usize {

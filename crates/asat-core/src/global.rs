@@ -24,11 +24,8 @@
 //! the thread that calls it, whose second half the pool's other threads may take (work
 //! stealing, with the policy's [`task_workers`](crate::Policy::task_workers) threads).
 //!
-//! # Not here
-//!
-//! rayon's `scope` family, `current_thread_has_pending_tasks` (about a scope's queue) and its
-//! `ThreadPool` methods are asat-iter's (`asat::scope`, ...), as they need its scopes; the
-//! rest of rayon-core's thread-pool API is here.
+//! rayon's `scope` family and `current_thread_has_pending_tasks` are here too ([`Scope`](crate::Scope)):
+//! spawned jobs are tasks of the same engine.
 //!
 //! ```
 //! let pool = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
@@ -186,10 +183,11 @@ impl<S> ThreadPoolBuilder<S> {
     }
 
     /// rayon's (deprecated) request that spawned jobs run breadth-first, oldest first, rather
-    /// than each thread's newest first. asat always does: detached jobs
-    /// ([`spawn`](crate::spawn)) start in the order they were spawned, and so do the jobs of
-    /// asat-iter's scopes, which have one queue per scope rather than a deque per thread. So
-    /// this changes nothing; as rayon's, it is deprecated in favour of the FIFO forms.
+    /// than each thread's newest first. Detached jobs ([`spawn`](crate::spawn)) always start
+    /// in the order they were spawned; a [`Scope`](crate::Scope)'s run as rayon's without
+    /// this option (a thread's own newest first), and a [`ScopeFifo`](crate::ScopeFifo)'s in
+    /// spawn order. So this changes nothing; as rayon's, it is deprecated in favour of the
+    /// FIFO forms.
     ///
     /// ```
     /// #![allow(deprecated)]

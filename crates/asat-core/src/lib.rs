@@ -56,6 +56,7 @@ mod policy;
 pub mod private_file;
 mod runtime;
 mod schedule;
+mod scope;
 mod slots;
 mod spawn_handler;
 mod steal;
@@ -85,6 +86,10 @@ pub use runtime::{
     MAX_PROBES_PER_REGION, REGION_LOCK_WAIT, SPAWN_IDLE_EXIT,
 };
 pub use schedule::Schedule;
+pub use scope::{
+    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, scope, scope_fifo,
+    Scope, ScopeFifo,
+};
 pub use spawn_handler::{CustomSpawn, DefaultSpawn};
 pub use steal::PieceLen;
 #[doc(hidden)]

@@ -2,9 +2,9 @@
 //! and the worker's claim against the starting thread's revocation, the join, the team
 //! barrier (two members: its one-word protocol, generations, poisoning; three: its two-word
 //! protocol, built with `--cfg loom`, the count's reset), the work-sharing counter's reset between
-//! loops, worker shutdown, and the work-stealing `join` (a shared `b`, the thief's latch, the
+//! loops, worker shutdown, the work-stealing `join` (a shared `b`, the thief's latch, the
 //! sleep protocol; the deques are stand-ins on loom's mutex, so the model takes crossbeam's
-//! deque as linearizable). loom runs every interleaving of the threads' atomic operations
+//! deque as linearizable), and a scope's spawned job and broadcast (its count, the mail). loom runs every interleaving of the threads' atomic operations
 //! (within the preemption bound) and reports a deadlock if a thread sleeps forever, so a lost
 //! wake-up fails the model.
 //!
@@ -244,4 +244,36 @@ fn join_shares_b_and_the_latch_wakes_the_caller() {
         assert!(b == Some(0) || b == Some(1), "{b:?}");
     });
     B_STOLEN.assert_both("b run by the worker");
+}
+
+static SPAWN_STOLEN: Outcomes = Outcomes::new();
+
+/// A scope from outside the pool on two threads: the caller takes index 0 and its spawned job
+/// goes on its deque, where the worker steals it or the caller, waiting for the scope's count,
+/// runs it; a broadcast puts a part in each thread's mail. The count's last decrement wakes
+/// the caller in every interleaving, the job's write is visible once the scope returns, and
+/// both threads run the spawned job in some executions.
+#[test]
+fn scope_spawns_are_stolen_or_run_by_the_owner_and_the_count_wakes_it() {
+    model(2, || {
+        let rt = runtime(2, Duration::ZERO, false);
+        // The worker starts and goes to sleep before the scope, in some executions.
+        rt.region(|_| {});
+        let ran_on = AtomicUsize::new(0);
+        let parts = AtomicUsize::new(0);
+        rt.scope(|s| {
+            s.spawn(|_| {
+                let me = asat_core::current_thread_index().expect("a thread of the pool");
+                ran_on.store(me + 1, Ordering::Relaxed);
+            });
+            s.spawn_broadcast(|_, ctx| {
+                parts.fetch_or(1 << ctx.index(), Ordering::Relaxed);
+            });
+        });
+        let who = ran_on.load(Ordering::Relaxed);
+        assert!(who == 1 || who == 2, "{who}");
+        assert_eq!(parts.load(Ordering::Relaxed), 0b11);
+        SPAWN_STOLEN.record(who == 2);
+    });
+    SPAWN_STOLEN.assert_both("the spawned job run by the worker");
 }

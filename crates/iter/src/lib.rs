@@ -97,14 +97,14 @@
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
 //!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
 //! - [`scope()`] and [`Scope::spawn`], [`scope_fifo`] and [`ScopeFifo::spawn_fifo`],
-//!   [`in_place_scope`], [`in_place_scope_fifo`]: spawned jobs run on the team of one region,
-//!   from a shared queue, starting in spawn order; `op` runs on the calling thread (see
-//!   [`scope`](mod@scope) for the design and its limits). [`Scope::spawn_broadcast`] and
-//!   [`ScopeFifo::spawn_broadcast`]: a job run once by each member of the scope's team.
-//!   [`current_thread_has_pending_tasks`]: whether the member's scope has jobs queued.
-//!   [`ThreadPoolScopes`] (in the prelude) gives a [`ThreadPool`] rayon's `scope`,
-//!   `scope_fifo`, `in_place_scope`, `in_place_scope_fifo` and
-//!   `current_thread_has_pending_tasks` methods.
+//!   [`in_place_scope`], [`in_place_scope_fifo`] (from asat-core): spawned jobs are tasks of
+//!   the work-stealing engine, which any thread of the pool may steal, also from inside
+//!   another job; a FIFO scope's jobs start in spawn order (see [`Scope`]).
+//!   [`Scope::spawn_broadcast`] and [`ScopeFifo::spawn_broadcast`]: a job run once by each
+//!   thread of the pool (once, inside another call). [`current_thread_has_pending_tasks`]:
+//!   whether the thread has queued work nobody took yet. [`ThreadPoolScopes`] (in the
+//!   prelude) gives a [`ThreadPool`] rayon's `scope`, `scope_fifo`, `in_place_scope`,
+//!   `in_place_scope_fifo` and `current_thread_has_pending_tasks` methods.
 //! - [`join`], [`join_context`], [`ThreadPoolBuilder`] (`num_threads`, `build`,
 //!   `build_global`, `thread_name`, `stack_size`, `start_handler`, `exit_handler`,
 //!   `panic_handler`, `use_current_thread`, `spawn_handler` and `build_scoped` with

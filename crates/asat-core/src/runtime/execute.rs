@@ -287,6 +287,12 @@ impl Runtime {
             self.ensure_workers(self.inner.max_threads);
         }
     }
+
+    /// How many threads may run this runtime's tasks (index 0 and the workers that started,
+    /// below the first that could not), starting the workers not started yet.
+    pub(crate) fn task_threads(&self) -> usize {
+        self.ensure_workers(self.inner.max_threads)
+    }
 }
 
 /// What a worker thread runs, from its start to the runtime's shutdown: a thread the runtime

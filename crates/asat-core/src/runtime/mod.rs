@@ -313,6 +313,12 @@ impl Runtime {
         }
     }
 
+    /// Another handle on this runtime that does not shut it down when dropped: for what a
+    /// call keeps beyond a borrow of the caller's handle (a scope's jobs).
+    pub(crate) fn weak_handle(&self) -> Runtime {
+        Runtime::handle(Arc::clone(&self.inner))
+    }
+
     /// The state the runtime's handles share.
     #[inline]
     pub(crate) fn inner(&self) -> &Inner {

@@ -1,6 +1,7 @@
 //! The work-stealing engine's jobs: a `join`'s second closure, kept on the stack of the call
-//! that made it ([`StackJob`]), and the two-word reference to it ([`TaskRef`]) that a deque or
-//! the injector holds and any thread of the runtime may run.
+//! that made it ([`StackJob`]), a scope's spawned closure, on the heap ([`HeapJob`]), and the
+//! two-word reference to either ([`TaskRef`]) that a deque or the injector holds and any
+//! thread of the runtime may run.
 //!
 //! # Lifetime
 //!
@@ -13,6 +14,10 @@
 //!
 //! So a thread that runs a `TaskRef` always finds the job alive, and the result it writes is
 //! read only after the latch's `SeqCst` store, with which the owner's `Acquire` load pairs.
+//!
+//! A `HeapJob` is its own allocation, freed by the thread that runs it; what its closure
+//! borrows is kept alive by the scope it was spawned into, which returns only once every job
+//! spawned into it has run (see `scope`).
 
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -33,6 +38,15 @@ pub(crate) struct TaskRef {
 unsafe impl Send for TaskRef {}
 
 impl TaskRef {
+    /// A reference to `data`, run by `run(data)`.
+    ///
+    /// # Safety
+    /// `run(data)` is sound to call once, on any thread of the runtime, whenever the
+    /// reference is taken from a queue (the maker keeps `data` alive until then).
+    pub(crate) unsafe fn new(data: *const (), run: unsafe fn(*const ())) -> Self {
+        Self { data, run }
+    }
+
     /// Whether both refer to the same job.
     #[inline]
     pub(crate) fn is(self, other: TaskRef) -> bool {
@@ -136,5 +150,35 @@ where
         self.result
             .into_inner()
             .expect("the result is written before the latch is set")
+    }
+}
+
+/// A closure on the heap, run once by whichever thread takes its [`TaskRef`], which frees it.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F> HeapJob<F>
+where
+    F: FnOnce() + Send,
+{
+    /// Boxes `func` and returns the reference a queue holds.
+    ///
+    /// # Safety
+    /// The reference is put in one queue and run once, before anything `func` borrows ends
+    /// (its scope waits for that); `func` must not unwind (a scope's job catches its panics).
+    pub(crate) unsafe fn into_task(func: F) -> TaskRef {
+        let data = Box::into_raw(Box::new(HeapJob { func }));
+        TaskRef {
+            data: data as *const (),
+            run: Self::execute,
+        }
+    }
+
+    unsafe fn execute(data: *const ()) {
+        // SAFETY: `data` came from `Box::into_raw` in `into_task`, and is run once
+        // (`TaskRef::run`'s contract), so the box is taken back once.
+        let job = unsafe { Box::from_raw(data as *mut Self) };
+        (job.func)();
     }
 }

@@ -168,23 +168,24 @@ where
     if inner.max_threads == 1 || rt.forked() {
         return serial(data);
     }
-    rt.start_task_workers();
-    let tasks = inner.tasks();
-    tasks.set_active(inner.policy.task_workers(inner.max_threads));
-    let _call = tasks.call();
-    if let Some(mut local) = tasks.locals[0].try_lock() {
-        let c = Ctx::new(rt, 0, &mut local);
-        // Regions this thread starts while it runs tasks run inline (module docs).
-        let _in_region = InRegion::enter();
-        let _member = current::enter(Member::new(0, inner.max_threads, inner));
-        return ctx::enter(&c, || f(data));
-    }
+    let _call = start_call(rt);
+    let (data, f) = match seat(rt, (data, f), |(data, f)| f(data)) {
+        Ok(r) => return r,
+        Err(back) => back,
+    };
     if Runtime::in_region() {
         return serial(data);
     }
+    hand_in(rt, move || f(data))
+}
+
+/// Hands `f` to `rt`'s workers through the injector and sleeps until one has run it; raises
+/// its panic here.
+pub(super) fn hand_in<R: Send>(rt: &Runtime, f: impl FnOnce() -> R + Send) -> R {
+    let inner = rt.inner();
     let event = own_event();
-    let job = StackJob::new(move || f(data), Latch::on_own(Arc::clone(&event)));
-    tasks.injector.push(job.as_task());
+    let job = StackJob::new(f, Latch::on_own(Arc::clone(&event)));
+    inner.tasks().injector.push(job.as_task());
     inner.calls_notify();
     let info = WaitInfo {
         site: WaitSite::Join,
@@ -198,8 +199,36 @@ where
     }
 }
 
+/// Readies `rt` for a call from outside its tasks: its workers started, the policy's number of
+/// task workers asked, and the call counted (see [`Tasks::busy`](super::Tasks::busy)) until
+/// the guard is dropped.
+pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
+    let inner = rt.inner();
+    if !rt.forked() {
+        rt.start_task_workers();
+    }
+    let tasks = inner.tasks();
+    tasks.set_active(inner.policy.task_workers(inner.max_threads));
+    tasks.call()
+}
+
+/// Runs `f(data)` on the calling thread as index 0 of `rt` (a thread that runs its tasks) when
+/// that index is free; gives `data` back otherwise.
+pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Result<R, D> {
+    let inner = rt.inner();
+    let Some(mut local) = inner.tasks().locals[0].try_lock() else {
+        return Err(data);
+    };
+    let c = Ctx::new(rt, 0, &mut local);
+    // Regions this thread starts while it runs tasks run inline (module docs).
+    let _in_region = InRegion::enter();
+    let _member = current::enter(Member::new(0, inner.max_threads, inner));
+    // The free functions called in `f` (a parallel iterator's) go to `rt` too.
+    Ok(crate::sys::scoped::set(rt, || ctx::enter(&c, || f(data))))
+}
+
 /// The calling thread's event for the latches of its calls from outside a pool.
-fn own_event() -> Arc<Event> {
+pub(super) fn own_event() -> Arc<Event> {
     thread_local! {
         static EVENT: Arc<Event> = Arc::new(Event::default());
     }

@@ -1,4 +1,5 @@
-//! The latch a `join` waits on while another thread runs its second closure.
+//! The latches a `join` waits on while another thread runs its second closure ([`Latch`]),
+//! and a scope's owner while its spawned jobs run ([`CountLatch`]).
 //!
 //! The owner waits on an [`Event`] it sleeps on: a worker's is its mailbox's (in the runtime's
 //! shared state, which outlives every task), a thread outside the pool's is a thread-local one
@@ -10,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, AtomicUsize, Ordering};
 use crate::wait::Event;
 
 const UNSET: u32 = 0;
@@ -69,6 +70,74 @@ impl Latch {
         // SAFETY: `event` is in the runtime's shared state, which the thread running the job
         // holds (a worker, or a caller inside a call on the runtime), or in `keep`.
         unsafe { (*event).notify_sleepers() };
+        drop(keep);
+    }
+}
+
+/// Counts what a scope waits for (its `op` and the jobs spawned into it, not yet finished);
+/// the owner waits until it is zero. Set from 1 (`op`) by [`CountLatch::on`]; whoever takes
+/// the count to zero wakes the owner as [`Latch::set`] does, touching nothing of the latch
+/// after its decrement.
+pub(crate) struct CountLatch {
+    count: AtomicUsize,
+    /// As in [`Latch`].
+    event: *const Event,
+    keep: Option<Arc<Event>>,
+}
+
+// SAFETY: `event` is only read, and points to an `Event` (which is `Sync`) that outlives every
+// thread that may take the count to zero (see the module docs); the rest is atomics and an
+// `Arc`.
+unsafe impl Sync for CountLatch {}
+// SAFETY: as above; a latch moved to another thread keeps the same event.
+unsafe impl Send for CountLatch {}
+
+impl CountLatch {
+    /// A count of 1 whose owner sleeps on `event`, in the runtime's shared state.
+    pub(crate) fn on(event: &Event) -> Self {
+        Self {
+            count: AtomicUsize::new(1),
+            event,
+            keep: None,
+        }
+    }
+
+    /// A count of 1 whose owner, a thread outside the pool, sleeps on `event`.
+    pub(crate) fn on_own(event: Arc<Event>) -> Self {
+        Self {
+            count: AtomicUsize::new(1),
+            event: Arc::as_ptr(&event),
+            keep: Some(event),
+        }
+    }
+
+    /// Counts one more: only by a holder of a count (the count is not zero).
+    #[inline]
+    pub(crate) fn increment(&self) {
+        let was = self.count.fetch_add(1, Ordering::Relaxed);
+        debug_assert!(was > 0, "a count is added only by a holder of one");
+    }
+
+    /// Whether the count is zero (`SeqCst`: see [`Event::wait_until`]).
+    #[inline]
+    pub(crate) fn probe(&self) -> bool {
+        self.count.load(Ordering::SeqCst) == 0
+    }
+
+    /// Takes one from the count and wakes the owner if it reached zero.
+    ///
+    /// # Safety
+    /// `this` points to a live latch whose count the caller holds one of. It may be freed as
+    /// soon as the count reaches zero, so nothing of it is touched after the decrement.
+    pub(crate) unsafe fn decrement(this: *const CountLatch) {
+        // SAFETY: the latch is alive until the decrement below (this function's contract).
+        let (event, keep) = unsafe { ((*this).event, (*this).keep.clone()) };
+        // SAFETY: as above; the decrement is the last access.
+        let was = unsafe { (*this).count.fetch_sub(1, Ordering::SeqCst) };
+        if was == 1 {
+            // SAFETY: as in `Latch::set`.
+            unsafe { (*event).notify_sleepers() };
+        }
         drop(keep);
     }
 }

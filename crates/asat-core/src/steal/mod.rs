@@ -1,5 +1,5 @@
-//! Work stealing: how `join` shares its second closure with the runtime's threads, and loops
-//! on tasks their halves.
+//! Work stealing: how `join` shares its second closure with the runtime's threads, loops on
+//! tasks their halves, and scopes their spawned jobs.
 //!
 //! # Threads and queues
 //!
@@ -67,6 +67,13 @@
 //! [`Runtime::loops_on_tasks`]): it is folded in pieces, and at a due beat splits its rest
 //! in halves, the second shared at once (`split`'s module docs). Its joins are those above.
 //!
+//! # Scopes
+//!
+//! A scope's spawned closures are heap tasks on the same queues: pushed on the spawning
+//! thread's deque (from a thread without a `Ctx` of the runtime, into the injector), counted
+//! by a latch the scope's owner waits on while it runs tasks; a broadcast's parts go to each
+//! thread's *mail*, which it reads before any other work (see `scope`).
+//!
 //! # Regions
 //!
 //! A thread running tasks runs the regions it starts inline (as a region's members do): a
@@ -82,6 +89,7 @@ mod deque;
 mod job;
 mod join;
 mod latch;
+pub(crate) mod scope;
 mod split;
 
 use std::cell::{Cell, UnsafeCell};
@@ -93,6 +101,15 @@ use parking_lot::Mutex;
 use deque::{Injector, Steal, Stealer, Worker};
 pub(crate) use join::{join, join_current};
 pub use split::PieceLen;
+
+/// Calls `f` with the current runtime: the one whose tasks the calling thread runs, else the
+/// installed or global one.
+pub(crate) fn on_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
+    ctx::with(|c| match c {
+        Some(c) => f(c.rt),
+        None => Runtime::with_current(f),
+    })
+}
 
 /// Runs `f` as a thread that runs no task: for [`Runtime::install_here`], whose runtime is the
 /// current one inside `f` even on a thread that runs another runtime's tasks (or this one's),
@@ -128,6 +145,9 @@ pub(crate) struct Tasks {
     /// Per index: a thread has started to look for work since this one last read its clock
     /// (see [`Ctx::offer`]).
     pokes: Box<[CachePadded<AtomicBool>]>,
+    /// Per index: tasks for that index's thread alone (a scope's broadcast), taken before
+    /// any other work.
+    mail: Box<[Injector<TaskRef>]>,
 }
 
 /// A call from outside counted in [`Tasks::calls`].
@@ -168,6 +188,7 @@ impl Tasks {
             pokes: (0..max_threads)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
+            mail: (0..max_threads).map(|_| Injector::new()).collect(),
         }
     }
 
@@ -193,10 +214,12 @@ impl Tasks {
         self.calls.load(Ordering::Relaxed) > 0
     }
 
-    /// Whether a queue that a thread looks at holds a task (for a thread about to sleep): the
-    /// other threads' deques when it may steal, the injector when it takes calls.
-    fn visible(&self, steal: bool, calls: bool) -> bool {
-        (calls && !self.injector.is_empty())
+    /// Whether a queue that thread `index` looks at holds a task (for a thread about to
+    /// sleep): its mail, the other threads' deques when it may steal, the injector when it
+    /// takes calls.
+    fn visible(&self, index: usize, steal: bool, calls: bool) -> bool {
+        !self.mail[index].is_empty()
+            || (calls && !self.injector.is_empty())
             || (steal && self.stealers.iter().any(|s| !s.is_empty()))
     }
 
@@ -425,13 +448,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A task to run: the newest of this thread's own deque, else one stolen from another
-    /// thread's (when allowed), else a call from outside (workers only).
+    /// A task to run: one from this thread's mail, else the newest of its own deque, else one
+    /// stolen from another thread's (when allowed), else a call from outside (workers only).
     fn find_task(&self) -> Option<TaskRef> {
+        let tasks = self.inner().tasks();
+        if let Some(t) = take(&tasks.mail[self.index]) {
+            return Some(t);
+        }
         if let Some(t) = self.deque.pop() {
             return Some(t);
         }
-        let tasks = self.inner().tasks();
         let n = tasks.stealers.len();
         let (steal, inject) = (self.allowed(), self.takes_calls());
         loop {
@@ -491,7 +517,8 @@ impl<'a> Ctx<'a> {
         let tasks = inner.tasks();
         let allowed = self.allowed();
         let calls = self.takes_calls();
-        let ready = || done() || tasks.visible(allowed, calls);
+        let index = self.index;
+        let ready = || done() || tasks.visible(index, allowed, calls);
         let info = WaitInfo {
             site,
             member: self.index,
@@ -543,7 +570,44 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The oldest task of `queue`, if any.
+fn take(queue: &Injector<TaskRef>) -> Option<TaskRef> {
+    loop {
+        match queue.steal() {
+            Steal::Success(t) => return Some(t),
+            Steal::Empty => return None,
+            Steal::Retry => {}
+        }
+    }
+}
+
 impl Inner {
+    /// Puts `t` in thread `index`'s mail, for it alone to run, and wakes it if it sleeps.
+    pub(crate) fn mail(&self, index: usize, t: TaskRef) {
+        self.tasks().mail[index].push(t);
+        crate::sync::fence_seq_cst();
+        let ev = self.idle_event(index);
+        if ev.has_sleepers() {
+            ev.notify_sleepers();
+        }
+    }
+
+    /// Pushes `t` where the threads of the runtime find it: on the calling thread's deque
+    /// when it runs tasks of this runtime, else in the injector (any worker takes it); and
+    /// wakes a thread for it.
+    pub(crate) fn push_task(&self, rt: &Runtime, t: TaskRef) {
+        ctx::with(|c| match c {
+            Some(c) if c.rt.id() == rt.id() => {
+                c.deque.push(t);
+                self.tasks_notify();
+            }
+            _ => {
+                self.tasks().injector.push(t);
+                self.calls_notify();
+            }
+        })
+    }
+
     /// Wakes one sleeping worker after a call was handed in through the injector: any worker
     /// takes calls (see [`Ctx::takes_calls`]). A searcher awake is no reason to skip the wake,
     /// as it is for a shared frame: it may be index 0's holder, which takes no calls.

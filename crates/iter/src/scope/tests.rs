@@ -1,11 +1,29 @@
-//! The scopes on teams of 1 to 4: every job runs, nested scopes run inline, panics propagate.
+//! The scopes on pools of 4 threads of which 1 to 4 take tasks: every job runs, jobs are
+//! stolen (also from jobs), nested scopes and calls work, panics propagate, broadcasts reach
+//! every thread.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use asat_core::BroadcastContext;
 
 use super::*;
 use crate::prelude::*;
 use crate::testing::on_every_team;
+
+/// Long enough for any wait here on a loaded machine; reached only by a bug.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Waits until `done()`, failing the test after [`LIMIT`].
+fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < LIMIT, "waited {LIMIT:?} for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
 
 /// Spawns a binary tree of jobs `depth` deep below each call, counting the leaves.
 fn tree<'s>(s: &Scope<'s>, depth: u32, leaves: &'s AtomicUsize) {
@@ -40,7 +58,7 @@ fn every_job_runs_before_scope_returns() {
 }
 
 #[test]
-fn nested_scopes_and_calls_run_inline() {
+fn nested_scopes_and_calls_inside_jobs() {
     on_every_team(|k| {
         let total = AtomicUsize::new(0);
         scope(|s| {
@@ -129,7 +147,7 @@ fn panics_propagate_after_every_job_has_run() {
 
 #[test]
 fn fifo_scopes_start_jobs_in_spawn_order() {
-    // a team of one runs the jobs after `op`, in the order they started
+    // one thread that takes tasks runs the jobs after `op`, in the order they were spawned
     crate::testing::team_of(1).install(|| {
         let order = std::sync::Mutex::new(Vec::new());
         scope_fifo(|s| {
@@ -196,7 +214,6 @@ fn in_place_scopes_keep_op_on_the_calling_thread() {
 
 #[test]
 fn thread_pool_scopes_run_on_that_pool() {
-    use crate::ThreadPoolScopes;
     // a size no global runtime is likely to have; teams of 2
     let pool = asat_core::Runtime::builder()
         .max_threads(7)
@@ -207,13 +224,14 @@ fn thread_pool_scopes_run_on_that_pool() {
     pool.scope(|s| {
         s.spawn(|_| sizes[0].store(crate::current_num_threads(), Ordering::Relaxed));
     });
-    pool.scope_fifo(|s| {
+    // through the trait, as code written against it calls them
+    crate::ThreadPoolScopes::scope_fifo(&pool, |s| {
         s.spawn_fifo(|_| sizes[1].store(crate::current_num_threads(), Ordering::Relaxed));
     });
     pool.in_place_scope(|s| {
         s.spawn(|_| sizes[2].store(crate::current_num_threads(), Ordering::Relaxed));
     });
-    pool.in_place_scope_fifo(|s| {
+    crate::ThreadPoolScopes::in_place_scope_fifo(&pool, |s| {
         s.spawn_fifo(|_| sizes[3].store(crate::current_num_threads(), Ordering::Relaxed));
     });
     let sizes: Vec<usize> = sizes.iter().map(|n| n.load(Ordering::Relaxed)).collect();
@@ -272,7 +290,10 @@ fn broadcasts_run_once_on_every_member() {
             s.spawn(|s| s.spawn_broadcast(|_, ctx| from_job.record(&ctx)));
         });
         let size = from_op.team();
-        assert_eq!(size, k, "a team of {k} receives the broadcast");
+        assert_eq!(
+            size, 4,
+            "every thread of the pool receives it, {k} taking tasks"
+        );
         assert_eq!(from_job.team(), size);
         assert_eq!(nested.into_inner(), size * size);
         assert_eq!(
@@ -283,7 +304,7 @@ fn broadcasts_run_once_on_every_member() {
         // a FIFO scope's too
         let seen = Seen::default();
         scope_fifo(|s| s.spawn_broadcast(|_, ctx| seen.record(&ctx)));
-        assert_eq!(seen.team(), k);
+        assert_eq!(seen.team(), 4);
     });
 }
 
@@ -300,14 +321,14 @@ fn broadcast_members_can_wait_for_each_other() {
                 passed.fetch_add(1, Ordering::Relaxed);
             });
         });
-        assert_eq!(passed.into_inner(), k);
+        assert_eq!(passed.into_inner(), 4, "{k} taking tasks");
     });
 }
 
 #[test]
 fn each_member_runs_its_broadcasts_in_spawn_order() {
     on_every_team(|k| {
-        let logs: Vec<std::sync::Mutex<Vec<usize>>> = (0..k).map(|_| Default::default()).collect();
+        let logs: Vec<Mutex<Vec<usize>>> = (0..4).map(|_| Default::default()).collect();
         scope_fifo(|s| {
             for b in 0..5 {
                 let logs = &logs;
@@ -338,10 +359,10 @@ fn broadcast_panics_propagate_after_every_member_ran() {
             *r.unwrap_err().downcast_ref::<&str>().unwrap(),
             "last member"
         );
-        assert_eq!(ran.into_inner(), k);
+        assert_eq!(ran.into_inner(), 4, "{k} taking tasks");
         let seen = Seen::default();
         scope(|s| s.spawn_broadcast(|_, ctx| seen.record(&ctx)));
-        assert_eq!(seen.team(), k, "usable afterwards");
+        assert_eq!(seen.team(), 4, "usable afterwards");
     });
 }
 
@@ -361,48 +382,186 @@ fn a_broadcast_in_an_inline_scope_runs_once() {
 }
 
 #[test]
-fn pending_tasks_are_the_scopes_queued_jobs() {
-    use crate::ThreadPoolScopes;
+fn pending_tasks_are_the_threads_queued_work() {
     assert_eq!(current_thread_has_pending_tasks(), None);
+    // one thread of four takes tasks: the others leave the owner's deque alone
     let one = crate::testing::team_of(1);
     let other = crate::testing::team_of(2);
     one.install(|| {
-        let in_job = std::sync::Mutex::new(Vec::new());
+        let in_job = Mutex::new(Vec::new());
+        let in_broadcast = Mutex::new(Vec::new());
         scope(|s| {
             assert_eq!(current_thread_has_pending_tasks(), Some(false));
             assert_eq!(one.current_thread_has_pending_tasks(), Some(false));
             assert_eq!(other.current_thread_has_pending_tasks(), None);
-            s.spawn(|_| {
-                in_job
-                    .lock()
-                    .unwrap()
-                    .push(current_thread_has_pending_tasks())
-            });
-            s.spawn(|_| {
-                in_job
-                    .lock()
-                    .unwrap()
-                    .push(current_thread_has_pending_tasks())
-            });
-            // a team of one runs them after `op`
+            for _ in 0..2 {
+                s.spawn(|_| {
+                    in_job
+                        .lock()
+                        .unwrap()
+                        .push(current_thread_has_pending_tasks())
+                });
+            }
+            // the owner runs them once `op` has returned
             assert_eq!(current_thread_has_pending_tasks(), Some(true));
-            s.spawn_broadcast(|_, _| {
-                in_job
-                    .lock()
-                    .unwrap()
-                    .push(one.current_thread_has_pending_tasks());
+            s.spawn_broadcast(|_, ctx| {
+                let pending = one.current_thread_has_pending_tasks();
+                in_broadcast.lock().unwrap().push((ctx.index(), pending));
             });
         });
-        // the broadcast first (the member's own list), then the two jobs in order
-        assert_eq!(
-            in_job.into_inner().unwrap(),
-            [Some(true), Some(true), Some(false)]
+        // the owner's part of the broadcast first (its mail), then the jobs, newest first:
+        // the first to run sees the other still queued
+        assert_eq!(in_job.into_inner().unwrap(), [Some(true), Some(false)]);
+        let mut parts = in_broadcast.into_inner().unwrap();
+        parts.sort();
+        assert_eq!(parts[0], (0, Some(true)), "the owner's part, jobs queued");
+        assert!(
+            parts[1..].iter().all(|&(_, p)| p == Some(false)),
+            "{parts:?}"
         );
-        // a member outside every scope
-        let outside: Vec<Option<bool>> = (0..3)
-            .into_par_iter()
-            .map(|_| current_thread_has_pending_tasks())
-            .collect();
-        assert_eq!(outside, [Some(false); 3]);
+    });
+}
+
+#[test]
+fn a_thread_runs_its_own_spawns_newest_first() {
+    crate::testing::team_of(1).install(|| {
+        let order = Mutex::new(Vec::new());
+        scope(|s| {
+            for i in 0..5 {
+                let order = &order;
+                s.spawn(move |_| order.lock().unwrap().push(i));
+            }
+        });
+        assert_eq!(order.into_inner().unwrap(), [4, 3, 2, 1, 0]);
+    });
+}
+
+/// Two jobs that can only end when both run at once: `spawn_pair` spawns them into `s`.
+fn spawn_pair<'s>(s: &Scope<'s>, met: &'s AtomicUsize) {
+    for _ in 0..2 {
+        s.spawn(move |_| {
+            met.fetch_add(1, Ordering::SeqCst);
+            wait_for("the other job of a pair", || {
+                met.load(Ordering::SeqCst) >= 2
+            });
+        });
+    }
+}
+
+#[test]
+fn spawned_jobs_are_stolen_by_other_threads() {
+    // with one thread taking tasks, the pair would wait for each other: two threads ran them
+    for k in 2..=4 {
+        crate::testing::team_of(k).install_here(|| {
+            let met = AtomicUsize::new(0);
+            scope(|s| spawn_pair(s, &met));
+            // from a job, at depth
+            let met = AtomicUsize::new(0);
+            scope(|s| s.spawn(|s| s.spawn(|s| spawn_pair(s, &met))));
+            // from inside a join's closure and a parallel iterator's
+            let met = AtomicUsize::new(0);
+            scope(|s| {
+                crate::join(|| spawn_pair(s, &met), || ());
+            });
+            let met = AtomicUsize::new(0);
+            scope(|s| {
+                (0..1).into_par_iter().for_each(|_| spawn_pair(s, &met));
+            });
+        });
+    }
+}
+
+/// Adds `0..32` to `total`, each from a job spawned by a job.
+fn spawn_sums<'s>(s: &Scope<'s>, total: &'s AtomicUsize) {
+    for i in 0..32 {
+        s.spawn(move |s| {
+            s.spawn(move |_| {
+                total.fetch_add(i, Ordering::Relaxed);
+            });
+        });
+    }
+}
+
+#[test]
+fn scopes_from_several_threads_share_the_pool() {
+    let pool = crate::testing::team_of(4);
+    let total = AtomicUsize::new(0);
+    let start = Barrier::new(4);
+    std::thread::scope(|ts| {
+        for t in 0..4usize {
+            let (total, start) = (&total, &start);
+            ts.spawn(move || {
+                start.wait();
+                let caller = std::thread::current().id();
+                if t % 2 == 0 {
+                    pool.scope(|s| spawn_sums(s, total));
+                } else {
+                    // `op` stays on this thread, which may not hold the pool's caller slot
+                    pool.in_place_scope(|s| {
+                        assert_eq!(std::thread::current().id(), caller);
+                        spawn_sums(s, total)
+                    });
+                }
+            });
+        }
+    });
+    assert_eq!(total.into_inner(), 4 * (0..32).sum::<usize>());
+}
+
+#[test]
+fn a_scope_handle_lent_to_another_thread_spawns_into_the_pool() {
+    on_every_team(|k| {
+        let ran = AtomicUsize::new(0);
+        scope(|s| {
+            std::thread::scope(|ts| {
+                ts.spawn(|| {
+                    for _ in 0..8 {
+                        s.spawn(|_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+            });
+        });
+        assert_eq!(ran.into_inner(), 8, "{k} taking tasks");
+    });
+}
+
+#[test]
+fn a_scope_whose_pool_has_no_free_thread_runs_its_jobs_on_the_caller() {
+    // a one-thread pool whose caller slot another thread holds: nobody else may run the jobs
+    let pool = asat_core::Runtime::builder()
+        .max_threads(1)
+        .build()
+        .unwrap();
+    let (held, release) = (AtomicBool::new(false), AtomicBool::new(false));
+    std::thread::scope(|ts| {
+        ts.spawn(|| {
+            pool.join(
+                || {
+                    held.store(true, Ordering::SeqCst);
+                    wait_for("the scope to end", || release.load(Ordering::SeqCst));
+                },
+                || (),
+            )
+        });
+        wait_for("the slot to be taken", || held.load(Ordering::SeqCst));
+        let order = Mutex::new(Vec::new());
+        let caller = std::thread::current().id();
+        pool.scope(|s| {
+            for i in 0..3 {
+                let order = &order;
+                s.spawn(move |s| {
+                    assert_eq!(std::thread::current().id(), caller);
+                    order.lock().unwrap().push(i);
+                    s.spawn_broadcast(move |_, ctx| {
+                        assert_eq!((ctx.index(), ctx.num_threads()), (0, 1));
+                        order.lock().unwrap().push(10 + i);
+                    });
+                });
+            }
+        });
+        release.store(true, Ordering::SeqCst);
+        assert_eq!(order.into_inner().unwrap(), [2, 12, 1, 11, 0, 10]);
     });
 }
