@@ -154,7 +154,11 @@ fn run_jobs(args: &Args, jacobi: &Path, ranks: usize, mode: &str) -> Result<Vec<
                 .map_err(|e| format!("reading a job: {e}"))?;
             if got == 0 {
                 let _ = child.kill();
-                return Err(format!("a {mode} job did not start: {seen:?}"));
+                let mut e = format!("a {mode} job did not start: {seen:?}");
+                if let Some(hint) = asat::mpi::launch::mpirun_root_hint() {
+                    e = format!("{e}; {hint}");
+                }
+                return Err(e);
             }
             if line.trim() == "READY" {
                 break;

@@ -89,7 +89,11 @@ pub fn run_jobs(
             .map_err(|e| format!("reading a job: {e}"))?;
         if ready.trim() != "READY" {
             let _ = child.kill();
-            return Err(format!("a {} job did not start: {ready:?}", cell.strategy));
+            let mut e = format!("a {} job did not start: {ready:?}", cell.strategy);
+            if let Some(hint) = asat::mpi::launch::mpirun_root_hint() {
+                e = format!("{e}; {hint}");
+            }
+            return Err(e);
         }
         children.push(Watched::with_reader(child, out));
     }

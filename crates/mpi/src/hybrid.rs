@@ -113,7 +113,7 @@ impl HybridBuilder {
     ///
     /// Collective: every rank of the job must call it.
     pub fn build(self) -> Result<Hybrid, Error> {
-        self.build_with_env(|v| std::env::var(v).ok())
+        self.build_with_env(env_var)
     }
 
     fn settings(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, Error> {
@@ -311,7 +311,7 @@ impl Hybrid {
     /// The most threads this rank's runtime should run: the share's thread count, or
     /// `ASAT_MAX_THREADS` when it is a valid lower number.
     pub fn max_threads(&self) -> usize {
-        bound(self.share.threads, std::env::var("ASAT_MAX_THREADS").ok())
+        bound(self.share.threads, env_var("ASAT_MAX_THREADS"))
     }
 
     /// An asat-core runtime builder whose `max_threads` is [`max_threads`](Hybrid::max_threads);
@@ -319,6 +319,17 @@ impl Hybrid {
     pub fn runtime_builder(&self) -> Builder {
         Runtime::builder().max_threads(self.max_threads())
     }
+}
+
+/// The value of the environment variable `name`; one that is not UTF-8 is read lossily (its
+/// bad bytes become U+FFFD), so that it is reported as invalid, naming what is allowed, as
+/// asat-core does, rather than taken for unset.
+fn env_var(name: &str) -> Option<String> {
+    lossy(std::env::var_os(name))
+}
+
+fn lossy(v: Option<std::ffi::OsString>) -> Option<String> {
+    v.map(|v| v.to_string_lossy().into_owned())
 }
 
 /// The share's thread count, lowered by a valid `ASAT_MAX_THREADS` (a bad one is left to
@@ -408,6 +419,20 @@ mod tests {
             Ok(_) => panic!("settings {pairs:?} were accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn a_value_that_is_not_utf8_is_reported_not_taken_for_unset() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = lossy(Some(std::ffi::OsString::from_vec(b"fun\xffneled".to_vec())));
+        assert_eq!(bad.as_deref(), Some("fun\u{fffd}neled"));
+        let bad = bad.unwrap();
+        let e = err(Hybrid::builder(), &[("ASAT_MPI_THREADING", &bad)]);
+        assert!(
+            e.contains("ASAT_MPI_THREADING") && e.contains("must be funneled"),
+            "{e}"
+        );
+        assert_eq!(lossy(None), None);
     }
 
     #[test]

@@ -62,6 +62,7 @@
 
 mod error;
 pub mod hybrid;
+pub mod launch;
 pub mod node;
 pub mod wait;
 
