@@ -33,8 +33,11 @@ impl JobRef {
     /// The two words of the reference, for a mailbox to publish through atomics (so that a
     /// worker reads them from the mailbox's line rather than chasing a pointer to the starting
     /// thread's stack, one cache transfer fewer before the member starts).
-    pub(crate) fn to_words(self) -> (*mut (), usize) {
-        (self.data as *mut (), self.call as usize)
+    ///
+    /// Both are pointers, so that the function pointer keeps its provenance on the way (one
+    /// made from an integer would have none, and calling it would be undefined behaviour).
+    pub(crate) fn to_words(self) -> (*mut (), *mut ()) {
+        (self.data as *mut (), self.call as *mut ())
     }
 
     /// The reference back from [`to_words`](JobRef::to_words).
@@ -42,14 +45,14 @@ impl JobRef {
     /// # Safety
     /// `words` must have been returned by `to_words` (the second word is a function pointer of
     /// this module's erased signature).
-    pub(crate) unsafe fn from_words(words: (*mut (), usize)) -> JobRef {
+    pub(crate) unsafe fn from_words(words: (*mut (), *mut ())) -> JobRef {
         type Call = unsafe fn(*const (), &Team<'_>);
         JobRef {
             data: words.0 as *const (),
-            // SAFETY: the caller guarantees `words.1` is a `Call` turned into an address by
-            // `to_words`; a function pointer and `usize` have the same size and the address
-            // round-trips.
-            call: unsafe { std::mem::transmute::<usize, Call>(words.1) },
+            // SAFETY: the caller guarantees `words.1` is a `Call` turned into a data pointer
+            // by `to_words`; function and data pointers have the same size here, and the
+            // pointer keeps the function's provenance.
+            call: unsafe { std::mem::transmute::<*mut (), Call>(words.1) },
         }
     }
 

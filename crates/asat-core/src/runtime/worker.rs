@@ -29,7 +29,7 @@ pub(super) struct Mailbox {
     /// The region's body ([`JobRef::to_words`]); the closure it refers to stays alive on the
     /// starting thread's stack until this mailbox is `FINISHED` (see the job module docs).
     pub(super) job_data: AtomicPtr<()>,
-    pub(super) job_call: AtomicUsize,
+    pub(super) job_call: AtomicPtr<()>,
     pub(super) size: AtomicUsize,
     pub(super) region: AtomicU64,
     pub(super) timing: AtomicBool,

@@ -1,20 +1,27 @@
-//! The queues: crossbeam-deque's work-stealing deque and injector, and under loom stand-ins
-//! with the same calls on loom's mutex, so that the model sees the happens-before edge from a
-//! push to the steal or pop that takes the task (crossbeam's own atomics are not loom's).
+//! The queues: crossbeam-deque's work-stealing deque and injector, and under loom and Miri
+//! stand-ins with the same calls on a mutex. Under loom the mutex is loom's, so that the model
+//! sees the happens-before edge from a push to the steal or pop that takes the task
+//! (crossbeam's own atomics are not loom's). Under Miri it is std's: crossbeam-epoch, under
+//! crossbeam-deque, breaks Stacked Borrows' rules (crossbeam's issue 545, known upstream;
+//! crossbeam checks itself under Tree Borrows), which would stop every run at its first
+//! steal; with the stand-ins Miri checks asat's own code around the queues.
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-#[cfg(loom)]
+#[cfg(any(loom, miri))]
 pub(crate) use model::{Injector, Steal, Stealer, Worker};
 
-#[cfg(loom)]
+#[cfg(any(loom, miri))]
 mod model {
     use std::collections::VecDeque;
     use std::sync::Arc;
 
     pub(crate) use crossbeam_deque::Steal;
+    #[cfg(loom)]
     use loom::sync::Mutex;
+    #[cfg(not(loom))]
+    use std::sync::Mutex;
 
     type Shared<T> = Arc<Mutex<VecDeque<T>>>;
 

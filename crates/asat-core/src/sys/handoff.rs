@@ -2,14 +2,22 @@
 //! what [`Runtime::install`](crate::Runtime::install) needs to hand its `op` (which may borrow
 //! the caller's stack) to a spawn thread, whose queue only takes `'static` jobs.
 //!
-//! The protocol: [`run_elsewhere`] packs `op`, a slot for its outcome and a completion flag
-//! into one job, erases the job's lifetime and gives it to `submit`. Whoever ends up with the
-//! job either runs it (the outcome goes to the slot, then the flag is set) or drops it unrun
-//! (the flag is set last, after `op` is dropped). The flag is the last thing the job touches
-//! that the caller owns; the wake-up after it goes through an owned [`Thread`] handle.
-//! `run_elsewhere` does not return or unwind before the flag is set, even when `submit`
-//! panics, so the borrows the job holds outlive every use of them.
+//! The protocol: [`run_elsewhere`] keeps `op`, a slot for its outcome, a completion flag and
+//! its own thread handle in a [`Handoff`] on its stack, and gives `submit` a `'static` job
+//! that holds only a raw pointer to it. Whoever ends up with the job either runs it (`op` is
+//! taken out and run, the outcome goes to the slot, then the flag is set) or drops it unrun
+//! (the flag is set, `op` stays in the handoff for the caller to drop). The flag is the last
+//! thing the job touches that the caller owns; the wake-up after it goes through the job's own
+//! [`Thread`] handle of the caller. `run_elsewhere` does not return or unwind
+//! before the flag is set, even when `submit` panics, so the handoff outlives every use.
+//!
+//! Nothing the running thread holds refers to the handoff by reference, and `op` (whose
+//! captures may be references to the caller's data) is called and gone before the flag is
+//! set: the caller may use its data again, and free the handoff, as soon as it sees the flag,
+//! while the job's own functions are still on the other thread's stack. A reference held in
+//! one of their arguments would be required to stay valid until they return.
 
+use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, Thread};
@@ -17,74 +25,112 @@ use std::thread::{self, Thread};
 /// A job for a queue of `'static` jobs.
 pub(crate) type Job = Box<dyn FnOnce() + Send + 'static>;
 
-/// Sets the completion flag and wakes the waiting thread when dropped, whether the job ran or
-/// not.
-struct Done<'a> {
-    flag: &'a AtomicBool,
-    waiter: Thread,
+/// What the caller and the job share, on the caller's stack.
+struct Handoff<F, R> {
+    /// Taken out by the job when it runs; dropped with the handoff otherwise.
+    op: UnsafeCell<Option<F>>,
+    /// Written once by the job, before the flag is set.
+    slot: UnsafeCell<Option<thread::Result<R>>>,
+    flag: AtomicBool,
 }
 
-impl Drop for Done<'_> {
-    fn drop(&mut self) {
-        self.flag.store(true, Ordering::Release);
-        // The caller may return as soon as it sees the flag: nothing it owns is touched after
-        // the store (the handle is the job's own clone).
-        self.waiter.unpark();
+impl<F: FnOnce() -> R, R> Handoff<F, R> {
+    /// Runs `op`, stores its outcome, sets the flag and wakes `waiter`.
+    ///
+    /// # Safety
+    /// `this` is alive and its flag not set; the job is run once, and nothing else touches
+    /// `op` or the slot until the flag is set.
+    unsafe fn run(this: *const Self, waiter: Thread) {
+        // SAFETY: this function's contract; `op` is taken out and the cell left `None`.
+        let op = unsafe { (*(*this).op.get()).take() }.expect("a handoff runs once");
+        let outcome = catch_unwind(AssertUnwindSafe(op));
+        // SAFETY: as above; the caller reads the slot only once the flag is set.
+        unsafe { *(*this).slot.get() = Some(outcome) };
+        // SAFETY: as above.
+        unsafe { Self::finish(this, waiter) };
+    }
+
+    /// Sets the flag and wakes the caller, `waiter`: the last access to the handoff.
+    ///
+    /// # Safety
+    /// `this` is alive and its flag not set.
+    unsafe fn finish(this: *const Self, waiter: Thread) {
+        // SAFETY: alive until this store (this function's contract); the caller may free the
+        // handoff once it sees it.
+        unsafe { (*this).flag.store(true, Ordering::Release) };
+        waiter.unpark();
     }
 }
 
-/// The job's state. Fields drop in order, so a job dropped unrun drops `op` before it sets
-/// the flag.
-struct Handoff<'a, F, R> {
-    op: F,
-    slot: &'a mut Option<thread::Result<R>>,
-    done: Done<'a>,
+/// The job given to `submit`: a pointer to the caller's [`Handoff`] and the caller's handle;
+/// runs it, or sets its flag when dropped unrun.
+struct Remote<F: FnOnce() -> R, R> {
+    handoff: *const Handoff<F, R>,
+    /// Taken by whichever of `run` and `drop` sets the flag.
+    waiter: Option<Thread>,
 }
 
-impl<F: FnOnce() -> R, R> Handoff<'_, F, R> {
-    fn run(self) {
-        let Handoff { op, slot, done } = self;
-        *slot = Some(catch_unwind(AssertUnwindSafe(op)));
-        drop(done);
+// SAFETY: the handoff is used by one thread at a time (the job runs `op`, writes the slot and
+// sets the flag; the caller reads after it sees the flag); `op` and its result are `Send`
+// (`run_elsewhere`'s bounds), `AtomicBool` is `Sync` and `Thread` is `Send`.
+unsafe impl<F: FnOnce() -> R + Send, R: Send> Send for Remote<F, R> {}
+
+impl<F: FnOnce() -> R, R> Remote<F, R> {
+    fn run(mut self) {
+        if let Some(waiter) = self.waiter.take() {
+            // SAFETY: the caller keeps the handoff alive until its flag is set, which only
+            // this job does, once (the handle is taken once).
+            unsafe { Handoff::run(self.handoff, waiter) };
+        }
+    }
+}
+
+impl<F: FnOnce() -> R, R> Drop for Remote<F, R> {
+    fn drop(&mut self) {
+        if let Some(waiter) = self.waiter.take() {
+            // SAFETY: as in `run`: dropped unrun, the job sets the flag.
+            unsafe { Handoff::finish(self.handoff, waiter) };
+        }
     }
 }
 
 /// Runs `op` on whichever thread runs the job handed to `submit`, and waits for it: returns
 /// `op`'s result, resumes its panic, or returns `None` when the job was dropped without
-/// running. `submit` must see that the job is run or dropped eventually; until then the
-/// calling thread waits (parked). A panic of `submit` propagates once the job is run or
-/// dropped.
+/// running (`op` is dropped here then). `submit` must see that the job is run or dropped
+/// eventually; until then the calling thread waits (parked). A panic of `submit` propagates
+/// once the job is run or dropped.
 pub(crate) fn run_elsewhere<F, R>(op: F, submit: impl FnOnce(Job)) -> Option<R>
 where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    let flag = AtomicBool::new(false);
-    let mut slot = None;
     let handoff = Handoff {
-        op,
-        slot: &mut slot,
-        done: Done {
-            flag: &flag,
-            waiter: thread::current(),
-        },
+        op: UnsafeCell::new(Some(op)),
+        slot: UnsafeCell::new(None),
+        flag: AtomicBool::new(false),
     };
-    let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || handoff.run());
+    let remote = Remote {
+        handoff: &raw const handoff,
+        waiter: Some(thread::current()),
+    };
+    let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || remote.run());
     // SAFETY: only the lifetime changes (the same trait object, the same layout). The job
-    // borrows `flag` and `slot` (and whatever `op` borrows, which outlives this call); it sets
-    // `flag` after its last use of them, when it runs or is dropped (`Handoff`'s field order).
-    // This function does not return or unwind before it has seen `flag` set: `submit`'s panic
-    // is caught and resumed after the wait, and the wait itself cannot panic. So the borrows
-    // are alive whenever the job uses them.
+    // points to `handoff` (which holds `op`, and whatever `op` borrows outlives this call) and
+    // sets its flag after its last use of it, when it runs or is dropped. This function does
+    // not return or unwind before it has seen the flag set: `submit`'s panic is caught and
+    // resumed after the wait, and the wait itself cannot panic.
     let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
     let submitted = catch_unwind(AssertUnwindSafe(|| submit(job)));
-    while !flag.load(Ordering::Acquire) {
+    while !handoff.flag.load(Ordering::Acquire) {
         thread::park();
     }
+    let Handoff { op, slot, .. } = handoff;
+    // Dropped unrun: `op` is still here, and goes first.
+    drop(op);
     if let Err(payload) = submitted {
         resume_unwind(payload);
     }
-    slot.map(|outcome| match outcome {
+    slot.into_inner().map(|outcome| match outcome {
         Ok(r) => r,
         Err(payload) => resume_unwind(payload),
     })

@@ -565,3 +565,36 @@ fn a_scope_whose_pool_has_no_free_thread_runs_its_jobs_on_the_caller() {
         assert_eq!(order.into_inner().unwrap(), [2, 12, 1, 11, 0, 10]);
     });
 }
+
+#[test]
+fn a_small_scope_on_two_threads() {
+    // The scope engine's every path in a few jobs (for Miri, which runs slowly): spawns on the
+    // owner's deque, one stolen from it (the pair waits for each other), spawns from a job, a
+    // FIFO scope's tokens, a broadcast's parts in each thread's mail.
+    crate::testing::team_of(2).install_here(|| {
+        let met = AtomicUsize::new(0);
+        let parts = AtomicUsize::new(0);
+        scope(|s| {
+            spawn_pair(s, &met);
+            s.spawn(|s| {
+                s.spawn(|_| {
+                    met.fetch_add(10, Ordering::SeqCst);
+                })
+            });
+            s.spawn_broadcast(|_, ctx| {
+                parts.fetch_or(1 << ctx.index(), Ordering::SeqCst);
+            });
+        });
+        assert_eq!((met.into_inner(), parts.into_inner()), (12, 0b1111));
+        let order = Mutex::new(Vec::new());
+        scope_fifo(|s| {
+            for i in 0..3 {
+                let order = &order;
+                s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+            }
+        });
+        let mut order = order.into_inner().unwrap();
+        order.sort();
+        assert_eq!(order, [0, 1, 2]);
+    });
+}
