@@ -452,8 +452,13 @@ impl<'a> Ctx<'a> {
     /// stolen from another thread's (when allowed), else a call from outside (workers only).
     fn find_task(&self) -> Option<TaskRef> {
         let tasks = self.inner().tasks();
-        if let Some(t) = take(&tasks.mail[self.index]) {
-            return Some(t);
+        // Two loads while the mail is empty (a steal from it may fence); a task pushed just
+        // after is seen by the check before sleeping (`idle`).
+        let mail = &tasks.mail[self.index];
+        if !mail.is_empty() {
+            if let Some(t) = take(mail) {
+                return Some(t);
+            }
         }
         if let Some(t) = self.deque.pop() {
             return Some(t);
@@ -585,11 +590,7 @@ impl Inner {
     /// Puts `t` in thread `index`'s mail, for it alone to run, and wakes it if it sleeps.
     pub(crate) fn mail(&self, index: usize, t: TaskRef) {
         self.tasks().mail[index].push(t);
-        crate::sync::fence_seq_cst();
-        let ev = self.idle_event(index);
-        if ev.has_sleepers() {
-            ev.notify_sleepers();
-        }
+        self.idle_event(index).notify_sleepers();
     }
 
     /// Pushes `t` where the threads of the runtime find it: on the calling thread's deque

@@ -10,7 +10,7 @@
 //! owner runs `op`, takes `op`'s one away, and waits for zero, so the scope outlives every
 //! task spawned into it, and a task's closure may borrow what outlives the scope.
 //!
-//! Where a task goes depends on where the scope runs ([`Mode`]):
+//! Where a task goes depends on where the scope's owner is ([`Owner`]):
 //! - **Tasks**: the owner runs tasks of the runtime (a worker, or a caller holding index 0)
 //!   or waits outside it for them. A spawn from a thread that runs tasks of this runtime goes
 //!   on its deque, stealable by the others (the spawner runs its own newest first); from any
@@ -49,21 +49,22 @@ use crate::payload::{drop_payload, Payload};
 use crate::wait::{WaitInfo, WaitSite};
 use crate::{BroadcastContext, Runtime};
 
-/// Where a scope's tasks run (see the module docs).
+/// Where a scope's owner is, which decides where its tasks and broadcasts go (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Tasks,
+enum Owner {
+    /// A thread that runs the runtime's tasks, at `index`; `outer`: the scope was called from
+    /// outside the pool's calls.
+    Thread { index: usize, outer: bool },
+    /// A thread outside the pool, asleep while the workers run the tasks (an outer scope).
+    Outside,
+    /// The only thread that may run the tasks, after `op`.
     Serial,
 }
 
 /// What every scope handle holds: the count its owner waits on and where its tasks go.
 pub(crate) struct Core<'scope> {
     rt: Runtime,
-    mode: Mode,
-    /// The index of the owner's thread, when it runs tasks of the runtime.
-    owner: Option<usize>,
-    /// Called from outside the pool's calls: broadcasts reach every thread (module docs).
-    outer: bool,
+    owner: Owner,
     count: CountLatch,
     /// The first panic of `op` or a task.
     panic: Mutex<Option<Payload>>,
@@ -97,12 +98,10 @@ impl<H> HandlePtr<H> {
 }
 
 impl<'scope> Core<'scope> {
-    fn new(rt: &Runtime, mode: Mode, owner: Option<usize>, outer: bool, count: CountLatch) -> Self {
+    fn new(rt: &Runtime, owner: Owner, count: CountLatch) -> Self {
         Core {
             rt: rt.weak_handle(),
-            mode,
             owner,
-            outer,
             count,
             panic: Mutex::new(None),
             fifo: None,
@@ -156,11 +155,15 @@ impl<'scope> Core<'scope> {
         H: Handle<'scope>,
         F: Fn(&H, BroadcastContext<'_>) + Send + Sync + 'scope,
     {
-        if self.mode == Mode::Serial || !self.outer {
-            return self.queue(self.task(handle, move |h| body(h, BroadcastContext::new(0, 1))));
-        }
+        let with_owner = match self.owner {
+            Owner::Serial | Owner::Thread { outer: false, .. } => {
+                let once = move |h: &H| body(h, BroadcastContext::new(0, 1));
+                return self.queue(self.task(handle, once));
+            }
+            Owner::Thread { index, .. } => index == 0,
+            Owner::Outside => false,
+        };
         let workers = self.rt.task_threads();
-        let with_owner = self.owner == Some(0);
         let threads: Vec<usize> = (usize::from(!with_owner)..workers).collect();
         let body = Arc::new(body);
         let n = threads.len();
@@ -197,9 +200,9 @@ impl<'scope> Core<'scope> {
 
     /// Queues a task where this scope's tasks go (module docs).
     fn queue(&self, t: TaskRef) {
-        match self.mode {
-            Mode::Serial => self.serial.lock().push(t),
-            Mode::Tasks => self.rt.inner().push_task(&self.rt, t),
+        match self.owner {
+            Owner::Serial => self.serial.lock().push(t),
+            Owner::Thread { .. } | Owner::Outside => self.rt.inner().push_task(&self.rt, t),
         }
     }
 
@@ -245,7 +248,11 @@ where
     H: Handle<'scope>,
 {
     let count = CountLatch::on(c.event);
-    let core = Core::new(c.rt, Mode::Tasks, Some(c.index), outer, count);
+    let owner = Owner::Thread {
+        index: c.index,
+        outer,
+    };
+    let core = Core::new(c.rt, owner, count);
     let handle = H::wrap(core.fifo(fifo));
     Core::complete(&handle, op, || {
         c.run_until(&|| handle.core().count.probe(), WaitSite::Join)
@@ -258,7 +265,7 @@ where
     H: Handle<'scope>,
 {
     let count = CountLatch::on_own(own_event());
-    let handle = H::wrap(Core::new(rt, Mode::Serial, None, false, count).fifo(fifo));
+    let handle = H::wrap(Core::new(rt, Owner::Serial, count).fifo(fifo));
     let core = handle.core();
     Core::complete(&handle, op, || {
         while let Some(t) = core.serial.lock().pop() {
@@ -277,7 +284,7 @@ where
 {
     let event = own_event();
     let count = CountLatch::on_own(Arc::clone(&event));
-    let handle = H::wrap(Core::new(rt, Mode::Tasks, None, true, count).fifo(fifo));
+    let handle = H::wrap(Core::new(rt, Owner::Outside, count).fifo(fifo));
     let inner = rt.inner();
     let info = WaitInfo {
         site: WaitSite::Join,
