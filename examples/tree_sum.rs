@@ -47,6 +47,9 @@ use clap::{Parser, Subcommand};
 #[path = "common/asat_join.rs"]
 mod asat_join;
 use asat_join::AsatJoin;
+#[path = "common/two_pools.rs"]
+mod two_pools;
+use two_pools::two_pools;
 
 #[derive(Parser)]
 #[command(about = "Divide-and-conquer joins on asat, rayon and chili")]
@@ -200,15 +203,7 @@ fn main() {
 
 /// The pools of the parallel runtimes, `threads` each.
 fn pools(threads: usize) -> (rayon::ThreadPool, asat::ThreadPool) {
-    let rayon = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap_or_else(|e| fail(2, &format!("rayon pool of {threads}: {e}")));
-    let asat = asat::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap_or_else(|e| fail(2, &format!("asat pool of {threads}: {e}")));
-    (rayon, asat)
+    two_pools(threads).unwrap_or_else(|e| fail(2, &e))
 }
 
 fn fail(code: i32, message: &str) -> ! {

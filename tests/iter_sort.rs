@@ -1,9 +1,9 @@
 //! Property tests of the parallel sorts: the stable sorts give exactly what std's stable sorts
 //! give (equal keys in their order), the unstable ones a sorted permutation, on every shared
-//! runtime (teams of 1 to 4 and a team that changes from call to call) and for lengths that
-//! take the calling thread alone, one run per member and several merge passes; a comparator
-//! that panics anywhere leaves a permutation whose items are each dropped once later, and the
-//! runtime stays usable; a sort inside a parallel call runs inline.
+//! runtime (pools of 1 to 4 threads and a team that changes from call to call) and for lengths
+//! that take the calling thread alone and several halvings and merges; a comparator that
+//! panics anywhere leaves a permutation whose items are each dropped once later, and the
+//! runtime stays usable; a sort inside a parallel call gives the same results.
 
 mod iter_support;
 
@@ -150,7 +150,7 @@ proptest! {
     }
 
     #[test]
-    fn sorts_inside_parallel_calls_run_inline(
+    fn sorts_inside_parallel_calls_equal_std(
         v in values(-1000..1000),
         chunk in 1usize..5000,
         rt in 0..RUNTIMES,

@@ -1,5 +1,5 @@
 //! The work-stealing `join` on real threads: every thread of a pool takes part in a recursion,
-//! calls from many threads share the workers, indices stay unique, panics reach the right
+//! `join_coarse` offers its second half at once, calls from many threads share the workers, indices stay unique, panics reach the right
 //! caller, and joins mix with other runtimes, regions and `fork`.
 
 mod common;
@@ -64,6 +64,49 @@ fn calls_from_eight_threads_complete_and_each_uses_several_threads() {
         per_call.iter().all(|&n| n > 1),
         "threads per call: {per_call:?}"
     );
+}
+
+/// `join_coarse` offers `b` at once: a thread that waits inside `a` without joining again
+/// (which a plain `join` would give no beat to share from) sees `b` run on another thread.
+#[test]
+fn a_coarse_join_offers_its_second_half_at_once() {
+    for n in [2, 4] {
+        let (elsewhere, results) = watchdog(LIMIT, move || {
+            let pool = ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+            let taken = AtomicBool::new(false);
+            // Workers started, then asleep again.
+            pool.install_here(|| asat::join(|| (), || ()));
+            thread::sleep(Duration::from_millis(50));
+            let (ab, ()) = pool.install_here(|| {
+                // The call's first join, which may share at once whatever kind it is, and
+                // starts the thread's beat: the joins inside it come before the next.
+                asat::join(
+                    || {
+                        let me = thread::current().id();
+                        let start = std::time::Instant::now();
+                        asat::join_coarse(
+                            || {
+                                while !taken.load(Ordering::SeqCst) && start.elapsed() < LIMIT / 4 {
+                                    thread::sleep(Duration::from_millis(1));
+                                }
+                                1
+                            },
+                            || {
+                                taken.store(thread::current().id() != me, Ordering::SeqCst);
+                                2
+                            },
+                        )
+                    },
+                    || (),
+                )
+            });
+            assert_eq!(ab, (1, 2));
+            let results = pool.install_here(|| asat::join_coarse(|| 3, || 4));
+            (taken.into_inner(), results)
+        });
+        assert!(elsewhere, "a pool of {n}: b stayed on the caller");
+        assert_eq!(results, (3, 4));
+    }
 }
 
 #[test]

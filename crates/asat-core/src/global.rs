@@ -413,7 +413,31 @@ where
     RA: Send,
     RB: Send,
 {
-    crate::steal::join_current(a, b)
+    crate::steal::join_current(a, b, crate::steal::Share::AtBeat)
+}
+
+/// [`join`] for halves that each take long (tens of microseconds or more, as the halves of a
+/// sort of thousands of elements do): `b` is offered to the pool's other threads at once, and
+/// a sleeping one woken for it, as rayon's `join` always does. [`join`] offers `b` only at the
+/// calling thread's next *beat* (every 25-100 µs of its joins), so that a recursion of fine
+/// joins costs little more than calling its closures; a recursion of long halves, whose
+/// joins come seldom, can then leave threads idle for a half's time. Same results, panics
+/// and threads as [`join`].
+///
+/// ```
+/// let mut v: Vec<u32> = (0..10_000).rev().collect();
+/// let (low, high) = v.split_at_mut(5_000);
+/// asat_core::join_coarse(|| low.sort(), || high.sort());
+/// assert!(v[..5_000].windows(2).all(|w| w[0] <= w[1]));
+/// ```
+pub fn join_coarse<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    crate::steal::join_current(a, b, crate::steal::Share::Now)
 }
 
 /// The largest pool a [`ThreadPoolBuilder`] builds (rayon's `max_num_threads`):

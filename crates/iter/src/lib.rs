@@ -95,7 +95,8 @@
 //!   (the one it holds).
 //! - Sorts ([`ParallelSliceMut`]): `par_sort`, `par_sort_by`, `par_sort_by_key`,
 //!   `par_sort_by_cached_key`, `par_sort_unstable`, `par_sort_unstable_by`,
-//!   `par_sort_unstable_by_key`: a merge sort in one region (see [`sort`]).
+//!   `par_sort_unstable_by_key`: a merge sort of joins, parallel at any depth of nesting
+//!   (see [`sort`]).
 //! - [`scope()`] and [`Scope::spawn`], [`scope_fifo`] and [`ScopeFifo::spawn_fifo`],
 //!   [`in_place_scope`], [`in_place_scope_fifo`] (from asat-core): spawned jobs are tasks of
 //!   the work-stealing engine, which any thread of the pool may steal, also from inside

@@ -22,17 +22,21 @@ where
     RA: Send,
     RB: Send,
 {
-    ctx::with(|c| match c {
-        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b, false),
-        _ => join_cold(rt, a, b),
-    })
+    join_on(rt, a, b, Share::AtBeat)
 }
 
-/// [`join`] on the current runtime: the runtime whose tasks the calling thread runs, if any
-/// (installing a runtime hides the tasks' context, so it is the current runtime then), else
-/// the installed or global one, from outside.
-#[inline]
-pub(crate) fn join_current<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+/// When a join's `b` is offered to the runtime's other threads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Share {
+    /// At the calling thread's beat (module docs): a join whose frame stays private costs
+    /// little more than calling both closures.
+    AtBeat,
+    /// At once, waking a sleeping thread for it: for halves known to be long.
+    Now,
+}
+
+/// [`join`] with `b` offered as `share` says.
+fn join_on<A, B, RA, RB>(rt: &Runtime, a: A, b: B, share: Share) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -40,8 +44,25 @@ where
     RB: Send,
 {
     ctx::with(|c| match c {
-        Some(c) => join_here(c, a, b, false),
-        None => Runtime::with_current(|rt| join_cold(rt, a, b)),
+        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b, share == Share::Now),
+        _ => join_cold(rt, a, b, share),
+    })
+}
+
+/// [`join`] on the current runtime: the runtime whose tasks the calling thread runs, if any
+/// (installing a runtime hides the tasks' context, so it is the current runtime then), else
+/// the installed or global one, from outside; `b` offered as `share` says.
+#[inline]
+pub(crate) fn join_current<A, B, RA, RB>(a: A, b: B, share: Share) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    ctx::with(|c| match c {
+        Some(c) => join_here(c, a, b, share == Share::Now),
+        None => Runtime::with_current(|rt| join_cold(rt, a, b, share)),
     })
 }
 
@@ -134,7 +155,7 @@ impl Ctx<'_> {
 
 /// A call from a thread that runs no task of the runtime: `join` on [`cold`].
 #[cold]
-fn join_cold<A, B, RA, RB>(rt: &Runtime, a: A, b: B) -> (RA, RB)
+fn join_cold<A, B, RA, RB>(rt: &Runtime, a: A, b: B, share: Share) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -145,7 +166,7 @@ where
         let ra = a();
         (ra, b())
     };
-    cold(rt, (a, b), |(a, b)| join(rt, a, b), serial)
+    cold(rt, (a, b), |(a, b)| join_on(rt, a, b, share), serial)
 }
 
 /// Runs `f(data)` as a task of `rt` for a thread that runs none of its tasks: on the calling

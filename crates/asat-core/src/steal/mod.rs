@@ -99,7 +99,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use deque::{Injector, Steal, Stealer, Worker};
-pub(crate) use join::{join, join_current};
+pub(crate) use join::{join, join_current, Share};
 pub use split::PieceLen;
 
 /// Calls `f` with the current runtime: the one whose tasks the calling thread runs, else the

@@ -264,12 +264,13 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 ///
 /// The sorts give what std's sort of the same name gives (`par_sort_by` what `sort_by` gives,
 /// equal elements in their order; the unstable ones a sorted permutation), as rayon's do. Each
-/// is one region of the current runtime (a merge sort: see [`crate::sort`]); a slice
-/// shorter than `2 *` [`MIN_RUN`](crate::sort::MIN_RUN) is sorted on the calling thread.
+/// is a merge sort made of joins on the current runtime (see [`crate::sort`]), parallel also
+/// inside another parallel call; a slice shorter than `2 *`
+/// [`MIN_RUN`](crate::sort::MIN_RUN) is sorted on the calling thread.
 ///
-/// If the comparator (or `Ord`, or the key function) panics, the panic propagates once the
-/// team has stopped, and the slice holds a permutation of its elements: none is lost or
-/// duplicated, in an unspecified order, as with std's and rayon's sorts. A comparator that is
+/// If the comparator (or `Ord`, or the key function) panics, the panic propagates once every
+/// part of the sort has stopped, and the slice holds a permutation of its elements: none is
+/// lost or duplicated, in an unspecified order, as with std's and rayon's sorts. A comparator that is
 /// not a total order leaves the slice in an unspecified order (still a permutation).
 ///
 /// ```

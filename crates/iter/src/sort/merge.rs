@@ -1,5 +1,5 @@
 //! The unsafe core of the parallel merge sort: the two arrays (the slice and a buffer of its
-//! length) that merge passes copy elements between, where a pass's cuts fall, and the merge.
+//! length) that merges copy elements between, where a merge is cut, and the merge.
 //! See the [parent module](super) for the protocol that makes the accesses exclusive.
 
 use std::mem::MaybeUninit;
@@ -7,9 +7,8 @@ use std::ops::Range;
 
 use crate::raw::RawSlice;
 
-/// The slice being sorted and a buffer of the same length, both viewed as slots: merge pass
-/// `k` reads its *source* (the slice for even `k`, the buffer for odd `k`) and writes its
-/// *destination* (the other one).
+/// The slice being sorted and a buffer of the same length, both viewed as slots: a merge reads
+/// its halves from one side and writes the other.
 #[derive(Debug)]
 pub(super) struct Arrays<'a, T> {
     v: RawSlice<'a, MaybeUninit<T>>,
@@ -35,57 +34,78 @@ impl<'a, T> Arrays<'a, T> {
         }
     }
 
-    pub(super) fn len(&self) -> usize {
-        self.v.len()
-    }
-
     /// The elements of the slice at `r`, for an in-place sort.
     ///
     /// # Safety
     ///
-    /// `r` is within `0..len`, the slice holds the live elements there (no pass has run), and
+    /// `r` is within `0..len`, the slice holds the live elements there, and
     /// nothing else accesses them meanwhile.
     pub(super) unsafe fn run_mut(&self, r: Range<usize>) -> &'a mut [T] {
         // SAFETY: exclusive (caller), and initialized, so the slots are `T`s.
         unsafe { assume_init_mut(self.v.slice_mut(r)) }
     }
 
-    /// The elements of pass `pass`'s source at `r`.
+    /// The elements that `side` holds at `r`.
     ///
     /// # Safety
     ///
-    /// `r` is within `0..len`, pass `pass`'s source holds the live elements there, and no
-    /// other thread accesses them meanwhile (elements need not be `Sync`).
-    pub(super) unsafe fn src(&self, pass: usize, r: Range<usize>) -> &'a [T] {
-        let src = if pass % 2 == 0 { &self.v } else { &self.buf };
+    /// `r` is within `0..len`, `side` holds the live elements there, and no other thread
+    /// accesses them meanwhile (elements need not be `Sync`).
+    pub(super) unsafe fn elements(&self, side: Side, r: Range<usize>) -> &'a [T] {
         // SAFETY: exclusive and initialized (caller).
-        unsafe { assume_init_mut(src.slice_mut(r)) }
+        unsafe { assume_init_mut(self.side(side).slice_mut(r)) }
     }
 
-    /// The slots of pass `pass`'s destination at `r`.
+    /// The slots of `side` at `r`, to be written.
     ///
     /// # Safety
     ///
     /// `r` is within `0..len`, and no other reference covers these slots meanwhile.
-    pub(super) unsafe fn dst(&self, pass: usize, r: Range<usize>) -> &'a mut [MaybeUninit<T>] {
-        let dst = if pass % 2 == 0 { &self.buf } else { &self.v };
+    pub(super) unsafe fn slots(&self, side: Side, r: Range<usize>) -> &'a mut [MaybeUninit<T>] {
         // SAFETY: exclusive (caller); slots may be written whatever they hold.
-        unsafe { dst.slice_mut(r) }
+        unsafe { self.side(side).slice_mut(r) }
     }
 
-    /// Copies the buffer's slots at `r` back into the slice.
+    /// Copies the slots of `from` at `r` to the other side, which owns the elements
+    /// afterwards.
     ///
     /// # Safety
     ///
-    /// `r` is within `0..len`, the buffer holds the live elements there (the slice's slots are
-    /// stale copies or already moved on), and nothing else accesses either meanwhile.
-    pub(super) unsafe fn copy_back(&self, r: Range<usize>) {
-        // SAFETY: exclusive (caller); after the copy the slice's slots own the elements and
-        // the buffer's are forgotten (it never drops them).
+    /// `r` is within `0..len`, `from` holds the live elements there (the other side's slots
+    /// are stale copies or empty), and nothing else accesses either meanwhile.
+    pub(super) unsafe fn copy(&self, from: Side, r: Range<usize>) {
+        // SAFETY: exclusive (caller); after the copy the other side's slots own the elements
+        // and `from`'s are forgotten (the buffer never drops what it holds; the slice's are
+        // overwritten before the sort ends, see the protocol).
         unsafe {
-            let from = self.buf.slice_mut(r.clone());
-            let to = self.v.slice_mut(r);
-            std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr(), to.len());
+            let src = self.side(from).slice_mut(r.clone());
+            let dst = self.side(from.other()).slice_mut(r);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr(), dst.len());
+        }
+    }
+
+    fn side(&self, side: Side) -> &RawSlice<'a, MaybeUninit<T>> {
+        match side {
+            Side::Slice => &self.v,
+            Side::Buffer => &self.buf,
+        }
+    }
+}
+
+/// One of a sort's two arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    /// The slice being sorted.
+    Slice,
+    /// The buffer of its length.
+    Buffer,
+}
+
+impl Side {
+    pub(super) fn other(self) -> Self {
+        match self {
+            Side::Slice => Side::Buffer,
+            Side::Buffer => Side::Slice,
         }
     }
 }
@@ -98,14 +118,6 @@ impl<'a, T> Arrays<'a, T> {
 unsafe fn assume_init_mut<T>(slots: &mut [MaybeUninit<T>]) -> &mut [T] {
     // SAFETY: same layout; initialized (caller).
     unsafe { &mut *(slots as *mut [MaybeUninit<T>] as *mut [T]) }
-}
-
-/// Where a merge's output is cut: the first `a - a_start` elements of its left run and
-/// `b - b_start` of its right run come before the cut (absolute indices in the arrays).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Cut {
-    pub(super) a: usize,
-    pub(super) b: usize,
 }
 
 /// How many of `a`'s elements are among the first `d` outputs of the stable merge of `a` and
@@ -158,22 +170,26 @@ pub(super) unsafe fn merge<T>(
         a.len() + b.len(),
         "merge: output of the wrong length"
     );
-    let (mut i, mut j, mut o) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let x = if is_less(&b[j], &a[i]) {
-            j += 1;
-            &b[j - 1]
-        } else {
-            i += 1;
-            &a[i - 1]
-        };
-        // SAFETY: a bitwise copy of an element, whose ownership the caller accounts for.
-        out[o].write(unsafe { std::ptr::read(x) });
-        o += 1;
+    let (na, nb) = (a.len(), b.len());
+    let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr().cast::<T>());
+    let (mut i, mut j) = (0, 0);
+    // Without branches on the comparison's answer (random data would mispredict half of
+    // them): both indices move by the answer.
+    while i < na && j < nb {
+        // SAFETY: `i < na` and `j < nb`, so both reads are in bounds, and `i + j < out.len()`;
+        // the write is a bitwise copy of an element, whose ownership the caller accounts for.
+        unsafe {
+            let take_b = is_less(&*pb.add(j), &*pa.add(i));
+            let x = if take_b { pb.add(j) } else { pa.add(i) };
+            std::ptr::copy_nonoverlapping(x, po.add(i + j), 1);
+            i += usize::from(!take_b);
+            j += usize::from(take_b);
+        }
     }
-    for x in a[i..].iter().chain(&b[j..]) {
-        // SAFETY: as above.
-        out[o].write(unsafe { std::ptr::read(x) });
-        o += 1;
+    // SAFETY: the rest of one side goes to the end of `out` (in bounds by the lengths), as
+    // bitwise copies, as above.
+    unsafe {
+        std::ptr::copy_nonoverlapping(pa.add(i), po.add(i + j), na - i);
+        std::ptr::copy_nonoverlapping(pb.add(j), po.add(na + j), nb - j);
     }
 }

@@ -1,30 +1,34 @@
-//! `par_sort*`: a parallel merge sort, one region of the current runtime per call.
+//! `par_sort*`: a parallel merge sort made of joins on the current runtime, so that its halves
+//! run on whichever threads of the pool are free, at any depth of nesting (a sort inside a
+//! parallel loop, a `join` or a scope's task is parallel too).
 //!
 //! # Protocol
 //!
-//! A slice of `n` elements shorter than two runs of [`MIN_RUN`], a runtime of one thread, or a
-//! call made inside a region is sorted on the calling thread by std's sort of the same kind
+//! A slice of `n` elements shorter than two runs of [`MIN_RUN`], of zero-sized elements, or on
+//! a runtime of one thread is sorted on the calling thread by std's sort of the same kind
 //! (`sort_by` for the stable sorts, `sort_unstable_by` for the others). Otherwise the sort
 //! allocates a buffer of `n` elements (rayon's stable sort allocates too; its unstable sort does
-//! not) and runs one region, whose team of `p` members (the policy's choice) goes through these
-//! steps, a team barrier after each:
+//! not) and sorts by steps, each step a range of the slice and a *destination* (the slice or
+//! the buffer; the slice for the whole range):
 //!
-//! 1. **Runs.** The slice is cut into `r = min(p, n / MIN_RUN)` runs of balanced lengths, and
-//!    member `m < r` sorts run `m` in place with std's sort of the call's kind.
-//! 2. **Merge passes**, `ceil(log2 r)` of them. Pass `k` merges groups of `2^(k+1)` runs,
-//!    each group's left half (already merged) with its right half (a lone half is copied), from
-//!    the pass's *source* array to its *destination*: the slice and the buffer take turns (pass
-//!    0 reads the slice). The output positions `0..n` are cut into `p` equal pieces, one per
-//!    member. Member 0 first finds, for each cut, how many elements of the two halves it
-//!    divides come before it (a binary search along the merge path) and publishes the cuts;
-//!    after a barrier each member merges its piece; a barrier ends the pass. Equal elements
-//!    are taken from the left half first, so the merges are stable and a stable run sort makes
-//!    a stable sort.
-//! 3. If the last pass wrote the buffer, each member copies its piece back to the slice.
+//! - The slice is halved [`depth`] times, the same number on every path, down to *leaves* of
+//!   at least `max(MIN_RUN, n / (LEAVES_PER_THREAD * threads))` elements. A leaf is sorted in
+//!   place by std's sort of the call's kind, then copied to the buffer if that is its
+//!   destination.
+//! - A step above the leaves sorts its two halves as a join, each into the *other* side than
+//!   its own destination, then merges them from there into its destination.
+//! - A merge of `len` outputs is cut at output `len / 2` by a binary search along the merge
+//!   path (how many of the left half's elements come first: [`co_rank`]), and its two parts
+//!   merged as a join, down to parts of fewer than two runs of [`MIN_RUN`], which are merged
+//!   in order. Equal elements are taken from the left half first, so the merges are stable and
+//!   a stable leaf sort makes a stable sort.
 //!
-//! Between two barriers each element is accessed by one member only (its run, member 0's
-//! search, a member's piece), so `T: Send` is enough, as in rayon; the comparator is shared
-//! (`Sync`).
+//! The joins are `asat_core::join_coarse`: a step's halves take long, so the second is offered
+//! to the pool's other threads at once rather than at the calling thread's beat.
+//!
+//! A join's two sides get disjoint ranges, and the step that made it touches its range again
+//! only after both are done, so each element is accessed by one thread at a time and
+//! `T: Send` is enough, as in rayon; the comparator is shared (`Sync`).
 //!
 //! # Panics
 //!
@@ -32,33 +36,41 @@
 //! the slice then holds a **permutation** of its elements, each once, none lost or duplicated
 //! (which matters for types with `Drop`), and the panic propagates; that is what std's sorts
 //! guarantee, and rayon's. A comparator that is not a total order gives an unspecified order
-//! and no panic, as rayon's: std's sorts, which sort the runs, may panic when they find one
-//! (their docs say so); that panic, told by its message, is caught, and the run is sorted
+//! and no panic, as rayon's: std's sorts, which sort the leaves, may panic when they find one
+//! (their docs say so); that panic, told by its message, is caught, and the leaf is sorted
 //! again by a merge sort of positions that no answer makes panic (`sort_any_order`); the
-//! panic's message still reaches the panic hook (stderr by default). Here: a merge *copies*
-//! elements (bitwise) into the destination, and the source keeps them all until the pass is
-//! over, so the source of the running pass always holds every element once. Member 0 records
-//! the pass before the pass's first comparison. If a member panics, the others unwind at the
-//! next barrier; once the team has stopped, the calling thread copies the buffer into the
-//! slice if the buffer was that source, and re-raises the panic. The buffer never drops what
-//! it holds. Cuts are clamped so that pieces never overlap, whatever the comparator answers.
+//! panic's message still reaches the panic hook (stderr by default).
+//!
+//! What makes that hold: a step starts with its elements in the slice, and either returns with
+//! them sorted in its destination or unwinds with them in the slice. A leaf: std's sort leaves
+//! a permutation when it panics. A step above: each half runs under `catch_unwind`, so both
+//! finish; if one panicked, the other's elements are copied back from the buffer if they went
+//! there, and the panic is raised again. A merge *copies* elements (bitwise) and the side it
+//! reads keeps them all until it is over, so when a merge panics its elements are copied back
+//! from the buffer if that is what it read. The buffer never drops what it holds. Cuts stay
+//! within their halves whatever the comparator answers, so parts never overlap.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering as MemOrdering};
-use std::sync::Mutex;
 
-use asat_core::{Runtime, Team};
+use asat_core::Runtime;
 
 mod merge;
 
-use merge::{co_rank, merge, Arrays, Cut};
+use merge::{co_rank, merge, Arrays, Side};
 
-/// The shortest run a member sorts on its own: a slice shorter than two of these is sorted on
-/// the calling thread.
+/// The shortest leaf, and the shortest part of a merge that is cut in two: a slice shorter
+/// than two of these is sorted on the calling thread.
 pub const MIN_RUN: usize = 1024;
 
-/// Which of std's sorts sorts a run.
+/// How many leaves a sort has per thread of its pool, unless they would be shorter than
+/// [`MIN_RUN`]: more than one lets a thread that is quicker (or free sooner) take more of the
+/// sort; fewer leave more of the work to std's sort, which is faster than the merges (4 were
+/// 5-10% slower than 2 for 4 M integers on 2 threads).
+const LEAVES_PER_THREAD: usize = 2;
+
+/// Which of std's sorts sorts a leaf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Stable,
@@ -74,7 +86,8 @@ where
     sort_with(v, kind, cmp, MIN_RUN);
 }
 
-/// [`sort_by`] with runs of at least `min_run` elements (small in unit tests).
+/// [`sort_by`] with leaves and merge parts of at least `min_run` elements (small in unit
+/// tests).
 pub(crate) fn sort_with<T, F>(v: &mut [T], kind: Kind, cmp: &F, min_run: usize)
 where
     T: Send,
@@ -83,34 +96,27 @@ where
     let n = v.len();
     let min_run = min_run.max(1);
     Runtime::with_current(|rt| {
-        if n / min_run < 2
-            || std::mem::size_of::<T>() == 0
-            || rt.max_threads() == 1
-            || asat_core::current_thread_index().is_some()
-        {
+        if n / min_run < 2 || std::mem::size_of::<T>() == 0 || rt.max_threads() == 1 {
             return rt.alone(|| sort_run(v, kind, cmp));
         }
+        let depth = depth(n, min_run, rt.max_threads());
         let mut buf = Vec::with_capacity(n);
         let sort = MergeSort {
             arrays: Arrays::new(v, &mut buf),
             kind,
             cmp,
             min_run,
-            pass: AtomicUsize::new(0),
-            cuts: Mutex::new(Vec::new()),
         };
-        let ran = catch_unwind(AssertUnwindSafe(|| rt.region(|team| sort.member(team))));
-        if let Err(p) = ran {
-            // The team has stopped (the region re-raises only after its join).
-            let pass = sort.pass.load(MemOrdering::Relaxed);
-            if pass % 2 == 1 {
-                // SAFETY: pass `pass` read the buffer, which holds every element once (see
-                // the module docs), and no member runs any more.
-                unsafe { sort.arrays.copy_back(0..n) };
-            }
-            resume_unwind(p);
-        }
+        sort.step(0..n, depth, Side::Slice);
     });
+}
+
+/// How many times a sort of `n` elements (at least `2 * min_run`) on a pool of `threads`
+/// halves the slice: leaves of at least `min_run` elements and of about
+/// `n / (LEAVES_PER_THREAD * threads)`, at least one halving.
+fn depth(n: usize, min_run: usize, threads: usize) -> u32 {
+    let leaf = min_run.max(n / LEAVES_PER_THREAD.saturating_mul(threads).max(1));
+    (n / leaf).max(2).ilog2()
 }
 
 /// Sorts a run with std's sort of `kind`. std's sorts may panic when they find that `cmp` is
@@ -181,47 +187,12 @@ fn sort_any_order<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F) {
     }
 }
 
-/// `k * n / parts`, without overflow.
-fn part(n: usize, k: usize, parts: usize) -> usize {
-    (n as u128 * k as u128 / parts as u128) as usize
-}
-
-/// What the members of a sort's region share.
+/// What the steps of one sort share.
 struct MergeSort<'a, T, F> {
     arrays: Arrays<'a, T>,
     kind: Kind,
     cmp: &'a F,
     min_run: usize,
-    /// The merge pass under way (0 before the first): its source holds every element.
-    pass: AtomicUsize,
-    /// The pass's cuts at output positions `part(n, k, p)`, `k = 1..p`, from member 0.
-    cuts: Mutex<Vec<Cut>>,
-}
-
-/// The merge groups of one pass: runs `2gw .. 2gw + w` (left) and `2gw + w .. 2gw + 2w`
-/// (right) for group `g` and width `w`.
-#[derive(Clone, Copy)]
-struct Groups {
-    n: usize,
-    runs: usize,
-    width: usize,
-}
-
-impl Groups {
-    fn count(&self) -> usize {
-        self.runs.div_ceil(2 * self.width)
-    }
-
-    /// Group `g`'s start, the end of its left half and its end.
-    fn bounds(&self, g: usize) -> (usize, usize, usize) {
-        let at = |run: usize| part(self.n, run.min(self.runs), self.runs);
-        let first = 2 * g * self.width;
-        (
-            at(first),
-            at(first + self.width),
-            at(first + 2 * self.width),
-        )
-    }
 }
 
 impl<T, F> MergeSort<'_, T, F>
@@ -233,121 +204,90 @@ where
         |a, b| (self.cmp)(a, b) == Ordering::Less
     }
 
-    /// One member's part of the protocol (module docs).
-    fn member(&self, team: &Team<'_>) {
-        let (n, p, m) = (self.arrays.len(), team.size(), team.index());
-        let runs = (n / self.min_run).clamp(1, p);
-        if m < runs {
-            // SAFETY: run `m` is this member's alone until the barrier, and the slice holds
-            // the elements (no pass has run).
-            let run = unsafe { self.arrays.run_mut(part(n, m, runs)..part(n, m + 1, runs)) };
-            sort_run(run, self.kind, self.cmp);
-        }
-        team.barrier();
-        let (lo, hi) = (part(n, m, p), part(n, m + 1, p));
-        let mut pass = 0;
-        let mut width = 1;
-        while width < runs {
-            let groups = Groups { n, runs, width };
-            if m == 0 {
-                self.pass.store(pass, MemOrdering::Relaxed);
-                let cuts = self.find_cuts(groups, pass, p);
-                *lock(&self.cuts) = cuts;
+    /// Sorts the elements at `r`, which the slice holds, into `to`, halving `depth` more
+    /// times; unwinds with them in the slice (module docs).
+    fn step(&self, r: Range<usize>, depth: u32, to: Side) {
+        if depth == 0 {
+            // SAFETY: the slice holds the elements at `r`, this step's alone.
+            let leaf = unsafe { self.arrays.run_mut(r.clone()) };
+            sort_run(leaf, self.kind, self.cmp);
+            if to == Side::Buffer {
+                // SAFETY: as above; the buffer's slots at `r` hold nothing.
+                unsafe { self.arrays.copy(Side::Slice, r) };
             }
-            team.barrier();
-            if lo < hi {
-                let cuts = lock(&self.cuts);
-                let (first, last) = (m.checked_sub(1).map(|k| cuts[k]), cuts.get(m).copied());
-                drop(cuts);
-                self.merge_piece(groups, pass, lo..hi, first, last);
-            }
-            team.barrier();
-            pass += 1;
-            width *= 2;
+            return;
         }
-        if pass % 2 == 1 && lo < hi {
-            // SAFETY: the last pass wrote the buffer, which holds every element; this piece
-            // is this member's alone.
-            unsafe { self.arrays.copy_back(lo..hi) };
+        let from = to.other();
+        let mid = r.start + r.len() / 2;
+        let (left, right) = (r.start..mid, mid..r.end);
+        let half =
+            |h: Range<usize>| catch_unwind(AssertUnwindSafe(|| self.step(h, depth - 1, from)));
+        let (a, b) = asat_core::join_coarse(|| half(left.clone()), || half(right.clone()));
+        let panic = match (a, b) {
+            (Ok(()), Ok(())) => None,
+            (Err(p), Ok(())) => Some((p, Some(right.clone()))),
+            (Ok(()), Err(p)) => Some((p, Some(left.clone()))),
+            (Err(p), Err(_)) => Some((p, None)),
+        };
+        if let Some((p, done)) = panic {
+            if let (Some(h), Side::Buffer) = (done, from) {
+                // SAFETY: that half returned, so the buffer holds its elements; both halves
+                // are over.
+                unsafe { self.arrays.copy(Side::Buffer, h) };
+            }
+            resume_unwind(p);
+        }
+        let merged = catch_unwind(AssertUnwindSafe(|| self.merge(from, left, right, r.start)));
+        if let Err(p) = merged {
+            if from == Side::Buffer {
+                // SAFETY: a merge only copies, so the buffer still holds the elements at `r`;
+                // every part of the merge is over.
+                unsafe { self.arrays.copy(Side::Buffer, r) };
+            }
+            resume_unwind(p);
         }
     }
 
-    /// The cuts at output positions `part(n, k, p)` for `k = 1..p`, in order; each cut is
-    /// clamped so as not to go back from the previous one in the same group.
-    fn find_cuts(&self, groups: Groups, pass: usize, p: usize) -> Vec<Cut> {
-        let n = self.arrays.len();
+    /// Merges the sorted halves at `a` and `b` of side `from` into the other side at
+    /// `at..at + a.len() + b.len()`, in parts cut along the merge path (module docs).
+    fn merge(&self, from: Side, a: Range<usize>, b: Range<usize>, at: usize) {
+        let len = a.len() + b.len();
         let is_less = self.is_less();
-        let mut cuts = Vec::with_capacity(p - 1);
-        let mut g = 0;
-        // The previous cut in group `g`: its output position and its left-run count.
-        let mut prev = (0, 0);
-        for k in 1..p {
-            let d = part(n, k, p);
-            let (mut s, mut mid, mut e) = groups.bounds(g);
-            while d >= e && g + 1 < groups.count() {
-                g += 1;
-                (s, mid, e) = groups.bounds(g);
-                prev = (0, 0);
-            }
-            let (na, nb) = (mid - s, e - mid);
-            let da = d - s;
-            let (pd, pa) = prev;
-            let lo = pa.max(da.saturating_sub(nb));
-            let hi = da.min(na).min(pa + (da - pd));
-            // SAFETY: member 0 alone reads the source while the others wait at the barrier;
-            // the source holds the elements (the previous pass is over).
-            let (a, b) = unsafe { (self.arrays.src(pass, s..mid), self.arrays.src(pass, mid..e)) };
-            let ia = co_rank(a, b, da, lo, hi, &is_less);
-            prev = (da, ia);
-            cuts.push(Cut {
-                a: s + ia,
-                b: mid + (da - ia),
-            });
-        }
-        cuts
-    }
-
-    /// Merges output positions `out` of this pass, whose first and last cuts inside a group are
-    /// `first` (at `out.start`) and `last` (at `out.end`).
-    fn merge_piece(
-        &self,
-        groups: Groups,
-        pass: usize,
-        out: std::ops::Range<usize>,
-        first: Option<Cut>,
-        last: Option<Cut>,
-    ) {
-        let is_less = self.is_less();
-        for g in 0..groups.count() {
-            let (s, mid, e) = groups.bounds(g);
-            if e <= out.start || s >= out.end {
-                continue;
-            }
-            let from = match first {
-                Some(c) if out.start > s => c,
-                _ => Cut { a: s, b: mid },
-            };
-            let to = match last {
-                Some(c) if out.end < e => c,
-                _ => Cut { a: mid, b: e },
-            };
-            let at = from.a + from.b - mid;
-            let len = (to.a - from.a) + (to.b - from.b);
-            // SAFETY: the cuts of a pass are ordered within a group, so the pieces' source
-            // ranges and output ranges are disjoint: this member alone accesses them until
-            // the barrier. The source holds the elements; the copies are accounted for by the
-            // protocol (module docs).
+        // SAFETY: this merge's elements are in `from` and its alone, and so are its output
+        // slots (the parts of a cut merge get disjoint ranges of both).
+        let (sa, sb) = unsafe {
+            (
+                self.arrays.elements(from, a.clone()),
+                self.arrays.elements(from, b.clone()),
+            )
+        };
+        if len < 2 * self.min_run {
+            // SAFETY: as above; the copies are accounted for by the protocol (module docs).
             unsafe {
-                let a = self.arrays.src(pass, from.a..to.a);
-                let b = self.arrays.src(pass, from.b..to.b);
-                merge(a, b, self.arrays.dst(pass, at..at + len), &is_less);
-            }
+                merge(
+                    sa,
+                    sb,
+                    self.arrays.slots(from.other(), at..at + len),
+                    &is_less,
+                )
+            };
+            return;
         }
+        let d = len / 2;
+        let i = co_rank(
+            sa,
+            sb,
+            d,
+            d.saturating_sub(sb.len()),
+            d.min(sa.len()),
+            &is_less,
+        );
+        let (a0, b0) = (a.start + i, b.start + (d - i));
+        asat_core::join_coarse(
+            || self.merge(from, a.start..a0, b.start..b0, at),
+            || self.merge(from, a0..a.end, b0..b.end, at + d),
+        );
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! The merge sort's protocol with short runs (so that small slices take several passes, with
-//! lone runs and pieces that cut runs anywhere), on teams of 1 to 4; the merge path search
-//! against a linear count; panics and inconsistent comparators.
+//! The merge sort's protocol with short leaves (so that small slices take several halvings and
+//! merges cut anywhere), on pools of 1 to 4 threads; the merge path search against a linear
+//! count; panics and inconsistent comparators; sorts nested in other parallel calls.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering as MemOrdering};
@@ -270,7 +270,36 @@ fn the_fallback_sort_is_a_stable_sort() {
 }
 
 #[test]
-fn zero_sized_and_nested_sorts_run_on_the_calling_thread() {
+fn leaves_are_at_least_min_run_and_about_two_per_thread() {
+    for threads in [2, 3, 8, 64] {
+        for min_run in [1, 4, MIN_RUN] {
+            for n in [2 * min_run, 2 * min_run + 1, 10_000, 1 << 20, (1 << 20) + 7] {
+                if n < 2 * min_run {
+                    continue;
+                }
+                let d = depth(n, min_run, threads);
+                assert!(d >= 1, "{n} items: not halved");
+                // The shortest leaf after `d` halvings is `n >> d` long.
+                assert!(
+                    n >> d >= min_run,
+                    "{n} items, {threads} threads: leaves too short"
+                );
+                let leaves = 1usize << d;
+                assert!(
+                    leaves <= LEAVES_PER_THREAD * threads || n >> (d - 1) < 2 * min_run,
+                    "{n} items, {threads} threads: {leaves} leaves"
+                );
+                assert!(
+                    2 * leaves > LEAVES_PER_THREAD * threads || n >> (d + 1) < min_run,
+                    "{n} items, {threads} threads: only {leaves} leaves"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_sized_elements_are_sorted_on_the_calling_thread() {
     let mut units = vec![(); 5000];
     team_of(4).install(|| {
         sort_with(
@@ -281,17 +310,122 @@ fn zero_sized_and_nested_sorts_run_on_the_calling_thread() {
         )
     });
     assert_eq!(units.len(), 5000);
-    // Inside a region the sort runs inline, on the member.
-    let mut parts: Vec<Vec<u32>> = (0..4)
-        .map(|p| (0..500).map(|i| (i * 37 + p) % 500).collect())
+}
+
+fn shuffled(n: u32, seed: u32) -> Vec<u32> {
+    (0..n).map(|i| (i * 37 + seed) % n).collect()
+}
+
+#[test]
+fn sorts_nested_in_regions_joins_loops_and_scopes_are_correct() {
+    let pool = team_of(4);
+    let slots: Vec<std::sync::Mutex<Vec<u32>>> = (0..4)
+        .map(|p| std::sync::Mutex::new(shuffled(500, p)))
         .collect();
-    let slots: Vec<std::sync::Mutex<Vec<u32>>> =
-        parts.drain(..).map(std::sync::Mutex::new).collect();
-    team_of(4).region(|team| {
+    pool.region(|team| {
         let mut v = slots[team.index()].lock().unwrap();
         sort_with(&mut v, Kind::Stable, &u32::cmp, 1);
     });
-    for s in slots {
-        assert_eq!(s.into_inner().unwrap(), (0..500).collect::<Vec<u32>>());
+    let want: Vec<u32> = (0..500).collect();
+    for s in &slots {
+        assert_eq!(*s.lock().unwrap(), want, "in a region");
+    }
+    let (mut a, mut b) = (shuffled(700, 1), shuffled(700, 2));
+    pool.install(|| {
+        asat_core::join(
+            || sort_with(&mut a, Kind::Stable, &u32::cmp, 3),
+            || sort_with(&mut b, Kind::Unstable, &u32::cmp, 3),
+        )
+    });
+    let want: Vec<u32> = (0..700).collect();
+    assert_eq!((&a, &b), (&want, &want), "in a join");
+    let mut many: Vec<Vec<u32>> = (0..8).map(|s| shuffled(300, s)).collect();
+    pool.install(|| {
+        use crate::prelude::*;
+        many.par_iter_mut()
+            .for_each(|v| sort_with(v, Kind::Stable, &u32::cmp, 2));
+    });
+    let want: Vec<u32> = (0..300).collect();
+    assert!(many.iter().all(|v| *v == want), "in a parallel loop");
+    let mut c = shuffled(900, 3);
+    pool.install(|| {
+        asat_core::scope(|s| s.spawn(|_| sort_with(&mut c, Kind::Stable, &u32::cmp, 5)))
+    });
+    assert_eq!(c, (0..900).collect::<Vec<u32>>(), "in a scope's task");
+}
+
+#[test]
+fn a_sort_nested_in_a_join_runs_on_more_than_one_thread() {
+    // While one thread alone has compared, each comparison waits a little, so that the sort
+    // lasts until another thread takes part (up to a deadline, after which it runs at full
+    // speed and the assertion fails).
+    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let start = std::time::Instant::now();
+    let cmp = |a: &u32, b: &u32| {
+        let mut s = seen.lock().unwrap();
+        s.insert(asat_core::current_thread_index());
+        let alone = s.len() < 2;
+        drop(s);
+        if alone && start.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        a.cmp(b)
+    };
+    let mut v = shuffled(1024, 5);
+    team_of(4).install(|| asat_core::join(|| sort_with(&mut v, Kind::Stable, &cmp, 4), || ()));
+    assert_eq!(v, (0..1024).collect::<Vec<u32>>());
+    let seen = seen.into_inner().unwrap();
+    assert!(seen.len() >= 2, "the sort ran on {seen:?} alone");
+}
+
+/// Small enough for Miri (which CI runs on it): the merges' copies, leaves copied to the
+/// buffer (one halving) or not (two), and panics in leaves and in merges (166 and 249
+/// comparisons in all), on two threads.
+#[test]
+fn a_small_sort_on_two_threads() {
+    let mut rng = Rng(21);
+    let keys: Vec<u64> = (0..40).map(|_| rng.below(6)).collect();
+    let pool = team_of(2);
+    for (min_run, panic_at) in [
+        (3, usize::MAX),
+        (14, usize::MAX),
+        (3, 40),
+        (14, 60),
+        (14, 110),
+    ] {
+        let drops: Arc<Vec<AtomicUsize>> = Arc::new((0..40).map(|_| AtomicUsize::new(0)).collect());
+        let mut v = tracked(&keys, &drops);
+        let calls = AtomicUsize::new(0);
+        let cmp = |a: &Tracked, b: &Tracked| {
+            if calls.fetch_add(1, MemOrdering::Relaxed) == panic_at {
+                panic!("comparison {panic_at}");
+            }
+            a.key.cmp(&b.key)
+        };
+        // Leaves of 10 after two halvings, or of 20 after one (then copied to the buffer).
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| sort_with(&mut v, Kind::Stable, &cmp, min_run))
+        }));
+        if panic_at == usize::MAX {
+            eprintln!(
+                "{min_run}: {} comparisons",
+                calls.load(MemOrdering::Relaxed)
+            );
+        }
+        assert_eq!(r.is_err(), panic_at != usize::MAX);
+        let mut ids: Vec<usize> = v.iter().map(|t| t.id).collect();
+        if r.is_ok() {
+            let mut want: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
+            want.sort_by_key(|&(k, _)| k);
+            assert_eq!(ids, want.iter().map(|&(_, i)| i).collect::<Vec<_>>());
+        }
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            (0..40).collect::<Vec<_>>(),
+            "at {panic_at}: not a permutation"
+        );
+        drop(v);
+        assert!(drops.iter().all(|d| d.load(MemOrdering::Relaxed) == 1));
     }
 }
