@@ -1,5 +1,6 @@
 //! The shared-memory load table: jobs in one process share it, jobs in two processes see each
-//! other, and a process killed with SIGKILL does not leave its load behind.
+//! other, a process killed with SIGKILL does not leave its load behind, and files nobody uses
+//! are removed.
 //!
 //! The second process is this test binary run again (`current_exe`) with `ASAT_POOLS_CHILD_DIR`
 //! set: the test `child_role` then builds a job on the same table, holds its threads inside a
@@ -7,12 +8,14 @@
 //! nothing.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asat::pools::{LoadTable, PoolPolicy, SharedTable};
+use asat::pools::{LoadTable, PoolPolicy, Pools, SharedTable};
+use asat::CpuSet;
 use asat::Runtime;
 
 mod common;
@@ -82,15 +85,39 @@ fn a_file_of_another_layout_is_refused() {
     let dir = temp_dir("layout");
     let t = SharedTable::open_in(dir.path(), &pools()).unwrap();
     let path = t.path().to_path_buf();
-    drop(t);
-    // Corrupt the magic word.
     let mut bytes = std::fs::read(&path).unwrap();
+    drop(t); // the last user: the file goes
+    assert!(!path.exists());
+    // The same file with its magic word corrupted.
     bytes[0] ^= 0xff;
     std::fs::write(&path, bytes).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let e = SharedTable::open_in(dir.path(), &pools())
         .unwrap_err()
         .to_string();
     assert!(e.contains("the file has another layout"), "{e}");
+}
+
+#[test]
+fn the_last_user_removes_the_table_and_a_creator_removes_unused_ones() {
+    let dir = temp_dir("remove");
+    let t = SharedTable::open_in(dir.path(), &pools()).unwrap();
+    let path = t.path().to_path_buf();
+    let again = t.clone();
+    drop(t);
+    assert!(path.exists(), "removed while this process holds it");
+    drop(again);
+    assert!(!path.exists(), "left behind by its last user");
+    // A table in use, and one that a dead process left.
+    let held = SharedTable::open_in(dir.path(), &pools()).unwrap();
+    let stale = dir.path().join("asat-pools-model-0123456789abcdef");
+    std::fs::write(&stale, vec![0u8; 4096]).unwrap();
+    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Creating the table of other pools removes the stale one only.
+    let three: Vec<CpuSet> = (0..3).map(|c| [c].into_iter().collect()).collect();
+    let other = SharedTable::open_in(dir.path(), &Pools::new(three, false).unwrap()).unwrap();
+    assert!(!stale.exists());
+    assert!(held.path().exists() && other.path().exists());
 }
 
 #[test]

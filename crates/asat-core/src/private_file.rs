@@ -60,14 +60,38 @@
 //!   already there; done by several processes at once, or again on a ready file, it leaves
 //!   the same file, of the expected size, with its first contents intact. So whoever opens a
 //!   file of size 0 simply completes its creation, and a file left at size 0 (a creator that
-//!   failed or died) is completed by the next opener: nothing is ever removed.
+//!   failed or died) is completed by the next opener (opening never removes anything).
 //! - After reserving, every opener checks the size again: exactly the expected one, or the
 //!   file is refused (an opener of another layout made it bigger meanwhile).
 //! - If the file is removed between the create attempt and the open, or between the open and
 //!   the check (0 links), the opener starts again (a few times, then gives up with an error).
+//! - Every opener takes a shared `flock` lock on the file before it checks it, and holds it
+//!   as long as its descriptor is open (the [`PrivateFile`], or the [`SharedMap`] made of
+//!   it): the mark of a file in use (next section).
 //! - A ready file's contents are all zero until its users write: the user of this module
 //!   makes all-zero a valid initial state (or initialises with compare-and-swap), since no
 //!   opener knows whether another already began using the file.
+//!
+//! # Removal
+//!
+//! Files are named after what they serve (a set of CPUs, a topology), so a machine whose jobs
+//! get ever new CPU sets would gather files that nobody uses any more.
+//! [`PrivateDir::remove_unused`] removes the files of given names that no descriptor holds,
+//! and [`PrivateDir::remove_if_last`] a file when the caller's descriptor is the last one: the
+//! users of this module call the first when they create a file (the next creator removes what
+//! dead processes left) and the second when they close one. A file is removed only while its
+//! remover holds an **exclusive** `flock` lock on it, which no other opener's shared lock
+//! allows, and only if the name still is that file; so a file in use is never removed. An
+//! opener that opened the file just before its removal waits for its shared lock until the
+//! remover is done, then finds 0 links and starts again with a new file (as above).
+//!
+//! `flock` locks belong to the open file description, which a child made by `fork` shares
+//! with its parent: the file counts as used while either keeps it open, but the parent's
+//! `remove_if_last` (made on that shared description) does not see the child, which may go
+//! on reading a removed file (the users of this module never act through a copy inherited
+//! that way: see below). On NFS Linux emulates `flock` with byte-range locks, which would
+//! conflict with those of the users' own protocols: keep these folders on a local file
+//! system, as tmpfs folders are.
 //!
 //! # Forks and exec
 //!
@@ -194,6 +218,9 @@ impl PrivateDir {
                 }
                 Err(e) => return Err(open_error(e, &path)),
             };
+            // The mark of a user (module docs); held until the descriptor is closed.
+            sys::lock(&file, false, true)
+                .map_err(|e| err("cannot lock it (flock, shared)".into(), Some(e)))?;
             let status =
                 status_of(&file).map_err(|e| err("cannot read its status".into(), Some(e)))?;
             match check_file(&status, uid, size) {
@@ -491,5 +518,6 @@ fn check_file(st: &Status, uid: u32, size: u64) -> Result<(), FileProblem> {
     Ok(())
 }
 
+mod remove;
 #[cfg(test)]
 mod tests;

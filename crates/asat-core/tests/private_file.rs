@@ -1,7 +1,7 @@
 //! `asat_core::private_file` on real files: what another user (or an accident) can leave at a
 //! file's path or make of its folder is refused, and nothing is changed; a full file system is
 //! a clear error at open; concurrent openers agree; descriptors do not leak into programs
-//! started with `exec`.
+//! started with `exec`; files nobody holds are removed, never one in use.
 //!
 //! The full-file-system test runs this test binary again (`current_exe`) under a file-size
 //! limit with `CHILD_DIR_ENV` set: the test `child_role` then opens a file there and prints
@@ -340,4 +340,92 @@ fn concurrent_openers_get_one_ready_file() {
         assert_eq!(got.iter().filter(|g| g.1).count(), 1, "{got:?}");
         assert!(got.iter().all(|g| g.2 == SIZE), "{got:?}");
     }
+}
+
+#[test]
+fn only_files_that_nobody_holds_are_removed() {
+    let tmp = private_tmp();
+    let dir = PrivateDir::named(tmp.path()).unwrap();
+    let held = dir.open_file("t-held", SIZE).unwrap();
+    drop(dir.open_file("t-left", SIZE).unwrap());
+    write_file(&tmp.path().join("other"), b"x", 0o600);
+    fs::create_dir(tmp.path().join("t-folder")).unwrap();
+    symlink(tmp.path().join("t-held"), tmp.path().join("t-link")).unwrap();
+    assert_eq!(dir.remove_unused(|n| n.starts_with("t-")), 1);
+    let mut left: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["other", "t-folder", "t-held", "t-link"]);
+    // A second opening holds it too: the first one's leaving does not remove it.
+    let again = dir.open_file("t-held", SIZE).unwrap();
+    assert!(!dir.remove_if_last("t-held", held.file()).unwrap());
+    drop(held);
+    assert_eq!(dir.remove_unused(|n| n == "t-held"), 0);
+    assert!(tmp.path().join("t-held").exists());
+    // The last one's leaving does.
+    assert!(dir.remove_if_last("t-held", again.file()).unwrap());
+    assert!(!tmp.path().join("t-held").exists());
+}
+
+#[test]
+fn a_file_is_not_removed_when_its_name_is_another_file_now() {
+    let tmp = private_tmp();
+    let dir = PrivateDir::named(tmp.path()).unwrap();
+    let old = dir.open_file("t", SIZE).unwrap();
+    fs::remove_file(tmp.path().join("t")).unwrap();
+    let new = dir.open_file("t", SIZE).unwrap();
+    drop(new);
+    // `old` is no longer at the name: leaving it removes nothing.
+    assert!(!dir.remove_if_last("t", old.file()).unwrap());
+    assert!(tmp.path().join("t").exists());
+}
+
+/// Openers and removers at once: every opener finds its file at the name, with one link, for
+/// as long as it holds it.
+#[test]
+fn openers_and_removers_at_once_never_remove_a_file_in_use() {
+    let tmp = private_tmp();
+    let dir = Arc::new(PrivateDir::named(tmp.path()).unwrap());
+    let path = tmp.path().join("t");
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let removers: Vec<_> = (0..2)
+        .map(|_| {
+            let (dir, done) = (dir.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut removed = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    removed += dir.remove_unused(|n| n == "t");
+                }
+                removed
+            })
+        })
+        .collect();
+    let openers: Vec<_> = (0..3)
+        .map(|_| {
+            let (dir, path) = (dir.clone(), path.clone());
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    let f = dir.open_file("t", SIZE).unwrap();
+                    let mine = f.file().metadata().unwrap();
+                    for _ in 0..3 {
+                        let at = fs::symlink_metadata(&path).expect("a file in use was removed");
+                        assert_eq!((at.ino(), mine.nlink()), (mine.ino(), 1));
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        })
+        .collect();
+    for o in openers {
+        o.join().unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in removers {
+        r.join().unwrap();
+    }
+    // Nobody holds it now (if the removers left it).
+    dir.remove_unused(|n| n == "t");
+    assert!(!path.exists());
 }

@@ -22,6 +22,10 @@
 //! The fingerprint is [`Pools::fingerprint`]. A missing folder is made with mode 0700 (not its
 //! parents, and never `$XDG_RUNTIME_DIR`).
 //!
+//! Files nobody uses are removed ([`private_file`'s removal](asat_core::private_file#removal)):
+//! a process that creates a table removes the other tables (`asat-pools-*`) of the folder
+//! that no process holds open, and the last process of a table removes it when it drops it.
+//!
 //! # Layout
 //!
 //! The file is an array of 64-bit words, all accessed atomically:
@@ -94,6 +98,8 @@ use crate::sys::SharedWords;
 use crate::{Error, LoadTable, Pools};
 
 const MAGIC: u64 = 0x4153_4154_504f_0001; // "ASATPO", layout version 1
+/// The start of every table's file name.
+const FILE_PREFIX: &str = "asat-pools-";
 const HEADER: usize = 8;
 const W_MAGIC: usize = 0;
 const W_POOLS: usize = 1;
@@ -129,6 +135,10 @@ const DIR_ENV: &str = "ASAT_POOLS_SHM_DIR";
 /// # Ok::<(), asat_pools::Error>(())
 /// ```
 pub struct SharedTable {
+    /// The folder and the file's name in it, to remove the file when this process is its last
+    /// user (`asat_core::private_file`'s removal).
+    dir: PrivateDir,
+    name: String,
     path: PathBuf,
     id: FileId,
     map: SharedWords,
@@ -185,7 +195,7 @@ impl SharedTable {
         if !pools.is_machine_wide() {
             return Err(Error::not_machine_wide());
         }
-        Self::open_private(&Self::default_private_dir()?, pools)
+        Self::open_private(Self::default_private_dir()?, pools)
     }
 
     /// The table of this user for `pools`, in `dir` (an absolute path, made with mode 0700
@@ -194,12 +204,12 @@ impl SharedTable {
     /// Errors: as [`open`](Self::open), but any pools may have a table here.
     pub fn open_in(dir: &Path, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
         let dir = PrivateDir::named(dir).map_err(|e| Error::shared_file(Folder::Other, e))?;
-        Self::open_private(&dir, pools)
+        Self::open_private(dir, pools)
     }
 
-    fn open_private(dir: &PrivateDir, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
+    fn open_private(dir: PrivateDir, pools: &Pools) -> Result<Arc<SharedTable>, Error> {
         let name = format!(
-            "asat-pools-{}{:016x}",
+            "{FILE_PREFIX}{}{:016x}",
             if pools.is_machine_wide() {
                 ""
             } else {
@@ -223,13 +233,23 @@ impl SharedTable {
         {
             return Ok(t);
         }
+        if file.created() {
+            // Tables of other pools that no process uses any more (left by dead processes).
+            dir.remove_unused(|n| n.starts_with(FILE_PREFIX) && n != name);
+        }
         let id = file.id();
-        let t = Arc::new(Self::create(file, words, pools.len())?);
+        let t = Arc::new(Self::create(dir, name, file, words, pools.len())?);
         open.push((id, Arc::downgrade(&t)));
         Ok(t)
     }
 
-    fn create(file: PrivateFile, words: usize, pools: usize) -> Result<Self, Error> {
+    fn create(
+        dir: PrivateDir,
+        name: String,
+        file: PrivateFile,
+        words: usize,
+        pools: usize,
+    ) -> Result<Self, Error> {
         let path = file.path().to_owned();
         let id = file.id();
         let map = SharedWords::map(file.into_file(), words)
@@ -262,6 +282,8 @@ impl SharedTable {
             .wrapping_add(1);
         let tag = ((generation & 0xffff_ffff).max(1) << 32) | std::process::id() as u64;
         let mut table = Self {
+            dir,
+            name,
             path,
             id,
             map,
@@ -463,5 +485,7 @@ impl Drop for SharedTable {
         self.zero_loads(self.slot);
         self.map.words()[self.base(self.slot)].store(0, Ordering::Release);
         let _ = self.map.unlock(self.slot);
+        // The last user removes the file (an error leaves it for the next creator).
+        let _ = self.dir.remove_if_last(&self.name, self.map.file());
     }
 }

@@ -30,6 +30,11 @@ impl SharedWords {
         })
     }
 
+    /// The mapped file's descriptor.
+    pub(crate) fn file(&self) -> &File {
+        self.map.file()
+    }
+
     /// The mapped words.
     pub(crate) fn words(&self) -> &[AtomicU64] {
         self.map.u64s(0, self.words)

@@ -100,6 +100,15 @@ fn put(file: &File, word: usize, value: u64) {
 /// Runs `child_role` as `role` with `env` (None removes a variable); returns what it printed
 /// after `RESULT `.
 fn child(role: &str, env: &[(&str, Option<&OsStr>)]) -> String {
+    let stdout = child_stdout(role, env);
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_owned()))
+        .unwrap_or_else(|| panic!("the child printed no result: {stdout}"))
+}
+
+/// What the child printed; it succeeded.
+fn child_stdout(role: &str, env: &[(&str, Option<&OsStr>)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["child_role", "--exact", "--nocapture", "--test-threads=1"])
         .env(ROLE_ENV, role)
@@ -113,16 +122,13 @@ fn child(role: &str, env: &[(&str, Option<&OsStr>)]) -> String {
         };
     }
     let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "the child failed: {}: {stdout}",
         out.status
     );
     stdout
-        .lines()
-        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_owned()))
-        .unwrap_or_else(|| panic!("the child printed no result: {stdout}"))
 }
 
 /// - `build`: builds a job on machine-wide pools with the default table; prints `OK` or
@@ -137,7 +143,13 @@ fn child_role() {
     };
     match role.to_str() {
         Some("build") => match PoolPolicy::builder(pools(true)).pin(false).build() {
-            Ok(_) => println!("RESULT OK"),
+            Ok(_policy) => {
+                // The files while the policy holds its table (the last user removes a file).
+                for f in fs::read_dir(SharedTable::default_dir().unwrap()).unwrap() {
+                    println!("FILE {}", f.unwrap().path().display());
+                }
+                println!("RESULT OK");
+            }
             Err(e) => println!("RESULT ERR {e}"),
         },
         Some("model") => {
@@ -170,6 +182,11 @@ fn child_role() {
             let shared = SharedTable::open(&real).unwrap();
             assert_eq!(shared.loads().iter().sum::<u32>(), 1);
             assert_eq!(shared.own_loads().iter().sum::<u32>(), 1);
+            // The files while the jobs hold them (the last user removes a file).
+            let dir = std::env::var_os(DIR_ENV).unwrap();
+            for f in fs::read_dir(dir).unwrap() {
+                println!("FILE {}", f.unwrap().path().display());
+            }
             drop((real_job, xml_a, xml_b, synthetic_job));
             println!("RESULT OK");
         }
@@ -307,14 +324,13 @@ fn relative_and_empty_folders_are_refused() {
 fn the_default_folder_is_xdg_runtime_dir_and_checked() {
     let _serial = serial();
     let xdg = private_tmp();
-    assert_eq!(
-        child(
-            "build",
-            &[("XDG_RUNTIME_DIR", Some(xdg.path().as_os_str()))]
-        ),
-        "OK"
+    let out = child_stdout(
+        "build",
+        &[("XDG_RUNTIME_DIR", Some(xdg.path().as_os_str()))],
     );
-    assert!(table_path(xdg.path(), &pools(true)).is_file());
+    let table = table_path(xdg.path(), &pools(true));
+    assert!(out.contains(&format!("FILE {}", table.display())), "{out}");
+    assert!(out.contains("RESULT OK"), "{out}");
     fs::set_permissions(xdg.path(), Permissions::from_mode(0o755)).unwrap();
     let e = child(
         "build",
@@ -454,17 +470,17 @@ fn a_model_machine_never_uses_the_machine_wide_table() {
         .export_xml_file(Some(&xml), Default::default())
         .expect("export xml");
     let real = topo.pools(PoolKind::Numa).unwrap();
-    let result = child(
+    let out = child_stdout(
         "model",
         &[
             (DIR_ENV, Some(tmp.path().as_os_str())),
             (XML_ENV, Some(xml.as_os_str())),
         ],
     );
-    assert_eq!(result, "OK");
-    let files: Vec<PathBuf> = fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    assert!(out.contains("RESULT OK"), "{out}");
+    let files: Vec<PathBuf> = out
+        .lines()
+        .filter_map(|l| l.split_once("FILE ").map(|(_, f)| PathBuf::from(f)))
         .collect();
     assert_eq!(files, vec![table_path(tmp.path(), &real)]);
 }

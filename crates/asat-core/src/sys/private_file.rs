@@ -1,6 +1,6 @@
 //! The system calls of [`private_file`](crate::private_file): the user id, opening a file
-//! relative to an open folder without following a symbolic link, and reserving a file's
-//! space.
+//! relative to an open folder without following a symbolic link, reserving a file's space,
+//! `flock` locks, and a name's identity and removal relative to the folder.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -61,5 +61,63 @@ pub(crate) fn reserve(file: &File, len: u64) -> io::Result<()> {
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
+    }
+}
+
+/// Locks `file`'s open file description with `flock`, shared or `exclusive`, waiting for it
+/// when `wait` (`EINTR` retried); without `wait`, `Ok(false)` when another description holds
+/// a conflicting lock. A description that holds one kind and asks for the other converts it;
+/// when a conversion without `wait` fails, the description holds no lock afterwards (Linux
+/// drops the old lock first).
+pub(crate) fn lock(file: &File, exclusive: bool, wait: bool) -> io::Result<bool> {
+    let mut op = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    };
+    if !wait {
+        op |= libc::LOCK_NB;
+    }
+    loop {
+        // SAFETY: plain system call on an open descriptor; no memory is passed.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// The device and inode numbers of `name` in the folder `dir`, not following a symbolic link.
+pub(crate) fn id_at(dir: &File, name: &CStr) -> io::Result<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `dir` is open, `name` NUL-terminated, and `st` a buffer of the struct fstatat
+    // writes; it is read only when the call succeeded, which means it was written.
+    let st = unsafe {
+        if libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            st.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        st.assume_init()
+    };
+    Ok((st.st_dev, st.st_ino))
+}
+
+/// Removes the name `name` from the folder `dir` (`unlinkat`, not a folder).
+pub(crate) fn unlink_at(dir: &File, name: &CStr) -> io::Result<()> {
+    // SAFETY: `dir` is open and `name` NUL-terminated.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }

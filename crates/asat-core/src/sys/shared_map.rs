@@ -54,6 +54,12 @@ impl SharedMap {
         })
     }
 
+    /// The mapped file's descriptor (for [`PrivateDir::remove_if_last`]
+    /// (crate::private_file::PrivateDir::remove_if_last)).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// `n` 64-bit words from byte `offset` (a multiple of 8). Panics if out of the mapping:
     /// offsets come from the layout, never from the file.
     pub fn u64s(&self, offset: usize, n: usize) -> &[AtomicU64] {

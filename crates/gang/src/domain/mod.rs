@@ -13,7 +13,10 @@
 //! opened and checked by [`asat_core::private_file`]: no symbolic links, regular, the user's,
 //! no permissions for the group or others, one link, exactly the expected size (checked
 //! before mapping), space reserved. A refused folder or file is an asat-gang error that names
-//! the file and says what was found; nothing is changed.
+//! the file and says what was found; nothing is changed. Files nobody uses are removed
+//! ([`private_file`'s removal](asat_core::private_file#removal)): a process that creates a
+//! domain's file removes the other domains' (`asat-gang-*`) that no process holds open, and
+//! the last process of a domain removes its file when it drops the domain.
 //!
 //! # Layout
 //!

@@ -82,15 +82,22 @@ pub(crate) fn fingerprint(cpus: &[usize]) -> u64 {
     h
 }
 
+/// The start of every domain's file name.
+const FILE_PREFIX: &str = "asat-gang-";
+
 /// The file name of the domain of `cpus`.
 pub(crate) fn file_name(cpus: &[usize]) -> String {
-    format!("asat-gang-{:016x}", fingerprint(cpus))
+    format!("{FILE_PREFIX}{:016x}", fingerprint(cpus))
 }
 
 /// A shared gang domain, opened by one scheduler of this process, which owns one participant
 /// slot in it until dropped.
 #[derive(Debug)]
 pub(crate) struct Domain {
+    /// The folder and the file's name in it, to remove the file when this process is its last
+    /// user (`asat_core::private_file`'s removal).
+    dir: PrivateDir,
+    name: String,
     path: PathBuf,
     map: SharedMap,
     columns: usize,
@@ -133,13 +140,25 @@ impl Domain {
             None => PrivateDir::user(),
         }
         .map_err(Error::domain_file)?;
+        let name = file_name(cpus);
         let file = dir
-            .open_file(&file_name(cpus), file_size(columns) as u64)
+            .open_file(&name, file_size(columns) as u64)
             .map_err(Error::domain_file)?;
-        Self::create(file, columns, fingerprint(cpus), claim)
+        if file.created() {
+            // Domains of other CPU sets that no process uses any more (left by dead ones).
+            dir.remove_unused(|n| n.starts_with(FILE_PREFIX) && n != name);
+        }
+        Self::create(dir, name, file, columns, fingerprint(cpus), claim)
     }
 
-    fn create(file: PrivateFile, columns: usize, fp: u64, claim: bool) -> Result<Self, Error> {
+    fn create(
+        dir: PrivateDir,
+        name: String,
+        file: PrivateFile,
+        columns: usize,
+        fp: u64,
+        claim: bool,
+    ) -> Result<Self, Error> {
         let path = file.path().to_owned();
         let map = SharedMap::map(file.into_file(), file_size(columns))
             .map_err(|e| Error::domain(&path, "cannot map the file", Some(e)))?;
@@ -173,6 +192,8 @@ impl Domain {
             .wrapping_add(1);
         let tag = ((generation & 0xffff_ffff).max(1) << 32) | u64::from(std::process::id());
         let mut d = Self {
+            dir,
+            name,
             path,
             map,
             columns,
@@ -585,5 +606,9 @@ impl Drop for Domain {
         // (Nothing in a forked child's copy, whose slot and locks are the parent's, or after a
         // failed claim.)
         self.leave();
+        if std::process::id() == self.creator {
+            // The last user removes the file (an error leaves it for the next creator).
+            let _ = self.dir.remove_if_last(&self.name, self.map.file());
+        }
     }
 }

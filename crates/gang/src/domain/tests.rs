@@ -87,6 +87,28 @@ fn the_matrix_holds_at_most_its_slots() {
 }
 
 #[test]
+fn the_last_user_removes_the_file_and_a_creator_removes_unused_ones() {
+    let dir = TempDir::new("remove");
+    let file = dir.path().join(file_name(&CPUS));
+    let a = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    let b = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    drop(a);
+    assert!(file.exists(), "removed while another domain holds it");
+    drop(b);
+    assert!(!file.exists(), "left behind by its last user");
+    // A domain in use, and one that a dead process left.
+    let held = Domain::open(Some(dir.path()), &CPUS).unwrap();
+    let stale = dir.path().join(file_name(&[7, 8]));
+    std::fs::write(&stale, b"left").unwrap();
+    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Creating the domain of other CPUs removes the stale file only.
+    let other = Domain::open(Some(dir.path()), &[0, 1]).unwrap();
+    assert!(!stale.exists());
+    assert!(file.exists() && dir.path().join(file_name(&[0, 1])).exists());
+    drop((held, other));
+}
+
+#[test]
 fn dead_participants_and_garbage_cells_are_reclaimed() {
     let dir = TempDir::new("reclaim");
     let a = Domain::open(Some(dir.path()), &CPUS).unwrap();
@@ -149,8 +171,20 @@ fn hostile_or_broken_files_are_clear_errors() {
     );
     std::fs::remove_file(&file).unwrap();
 
+    // A domain's last user removes its file: `left_behind` writes it back as a process that
+    // died would have left it, as `change` makes it.
+    let left_behind = |change: &dyn Fn(&mut Vec<u8>)| {
+        let d = Domain::open(Some(dir.path()), &CPUS).unwrap();
+        let mut bytes = std::fs::read(&file).unwrap();
+        drop(d);
+        assert!(!file.exists());
+        change(&mut bytes);
+        std::fs::write(&file, &bytes).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+
     // Open to others.
-    drop(Domain::open(Some(dir.path()), &CPUS).unwrap());
+    left_behind(&|_| {});
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let e = open_err(dir.path());
     assert!(
@@ -175,17 +209,14 @@ fn hostile_or_broken_files_are_clear_errors() {
     std::fs::remove_file(&file).unwrap();
 
     // A header of another layout or domain.
-    drop(Domain::open(Some(dir.path()), &CPUS).unwrap());
-    let mut bytes = std::fs::read(&file).unwrap();
-    bytes[32..40].copy_from_slice(&(fingerprint(&CPUS) ^ 1).to_le_bytes());
-    std::fs::write(&file, &bytes).unwrap();
+    left_behind(&|bytes| bytes[32..40].copy_from_slice(&(fingerprint(&CPUS) ^ 1).to_le_bytes()));
     let e = open_err(dir.path());
     assert!(e.contains("another layout or domain"), "{e}");
     std::fs::remove_file(&file).unwrap();
 
     // Another owner (only root can make one).
     if crate::sys::getuid() == 0 {
-        drop(Domain::open(Some(dir.path()), &CPUS).unwrap());
+        left_behind(&|_| {});
         std::os::unix::fs::chown(&file, Some(12345), None).unwrap();
         let e = open_err(dir.path());
         assert!(
