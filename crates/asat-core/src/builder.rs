@@ -150,13 +150,15 @@ impl Builder {
     /// Must be in [`SOLO_SLICE_RANGE`] (100 µs to 100 ms).
     ///
     /// When the policy gives a region a team of one (ASAT on a crowded machine, or
-    /// [`Single`]), the thread that starts it asks for this slice; when a later region gets a
-    /// larger team, it asks for the kernel's default slice again. A team of one waits for no
-    /// partner, so a longer turn on a shared CPU costs it nothing and saves it the cache
-    /// refills and switches of short turns: four NPB CG jobs on two CPUs, one thread each,
-    /// finish about 20% sooner. Only threads of the normal and batch policies that have not
-    /// asked for a slice of their own are changed, and only on Linux 6.12 or later (older
-    /// kernels ignore the request). The protocol is in asat-core's `src/runtime/solo.rs`.
+    /// [`Single`]), the thread that starts it asks for this slice for the length of the
+    /// region, once its previous such region lasted at least a millisecond (asking and giving
+    /// back cost four system calls), and asks for the kernel's default slice again when the
+    /// region ends; threads it creates meanwhile start with the default slice. A team of one
+    /// waits for no partner, so a longer turn on a shared CPU costs it nothing and saves it
+    /// the cache refills and switches of short turns. Only threads of the normal and batch
+    /// policies, of nice 0 or more, that have not asked for a slice of their own are changed,
+    /// and only on Linux 6.12 or later (older kernels ignore the request). The protocol is in
+    /// asat-core's `src/runtime/solo.rs`.
     ///
     /// ```
     /// use std::time::Duration;

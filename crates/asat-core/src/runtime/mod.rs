@@ -23,8 +23,8 @@
 //!    [`Plan`]. A [`Plan::Probe`] runs a timed barrier as a region of its own (steps 2-5), after
 //!    which the policy is asked again. A region whose size the caller chose
 //!    ([`Runtime::region_of`]) skips the policy here and in step 5.
-//!    It then sets its own time slice for a team of one or gives it back for a larger team
-//!    (the `solo` module's protocol).
+//!    For a team of one it may then ask for a long time slice until the region ends (the
+//!    `solo` module's protocol).
 //! 2. It spawns missing workers (lazily, up to `max_threads - 1`; a runtime built with a spawn
 //!    handler has them all from its build) and resets the shared [`RegionState`] for a team
 //!    of `n`.

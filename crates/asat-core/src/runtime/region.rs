@@ -198,7 +198,8 @@ impl Runtime {
             Shape::Sized { threads, .. } => (threads.clamp(1, inner.max_threads), None),
             _ => self.decide(&mut ctl),
         };
-        solo::on_region(team, inner.hooks.solo_slice);
+        // Held until the region is over (returning or unwinding).
+        let _solo = solo::on_region(team, inner.hooks.solo_slice, solo::site::<F>());
         let spawned = self.workers_started();
         let team = self.ensure_workers(team);
         if self.workers_started() != spawned && started.is_some() {

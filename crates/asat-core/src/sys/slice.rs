@@ -31,10 +31,20 @@ const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FairAttr {
     policy: u32,
-    nice: i32,
-    reset_on_fork: bool,
+    pub(crate) nice: i32,
+    pub(crate) reset_on_fork: bool,
     /// The slice in force, in ns, as the kernel reports it.
     pub(crate) slice_ns: u64,
+}
+
+impl FairAttr {
+    /// These attributes with the reset-on-fork flag `flag`.
+    pub(crate) fn with_reset_on_fork(self, flag: bool) -> Self {
+        Self {
+            reset_on_fork: flag,
+            ..self
+        }
+    }
 }
 
 #[cfg(test)]
@@ -88,10 +98,21 @@ fn getattr() -> io::Result<SchedAttr> {
 /// Asks for a slice of `slice_ns` for the calling thread (0: the kernel's default), keeping
 /// the policy, nice value and reset-on-fork flag of `attr`, read before by [`fair_attr`].
 pub(crate) fn set_slice(attr: &FairAttr, slice_ns: u64) -> io::Result<()> {
+    setattr(attr, slice_ns, attr.reset_on_fork)
+}
+
+/// [`set_slice`] with the reset-on-fork flag set whatever `attr`'s: threads the calling thread
+/// creates meanwhile start with the kernel's default slice instead of inheriting this one
+/// (and, as the flag does, with a nice value of at least 0 and default utilisation clamps).
+pub(crate) fn set_slice_not_inherited(attr: &FairAttr, slice_ns: u64) -> io::Result<()> {
+    setattr(attr, slice_ns, true)
+}
+
+fn setattr(attr: &FairAttr, slice_ns: u64, reset_on_fork: bool) -> io::Result<()> {
     let raw = SchedAttr {
         size: ATTR_SIZE,
         policy: attr.policy,
-        flags: if attr.reset_on_fork {
+        flags: if reset_on_fork {
             SCHED_FLAG_RESET_ON_FORK
         } else {
             0
@@ -122,6 +143,11 @@ pub(crate) mod testing {
     pub(crate) fn get() -> (u32, i32, u64) {
         let attr = getattr().expect("sched_getattr");
         (attr.policy, attr.nice, attr.runtime)
+    }
+
+    /// Whether the calling thread's reset-on-fork flag is set.
+    pub(crate) fn resets_on_fork() -> bool {
+        getattr().expect("sched_getattr").flags & SCHED_FLAG_RESET_ON_FORK != 0
     }
 
     /// Sets the calling thread's policy (a non-real-time one), nice value and slice.
