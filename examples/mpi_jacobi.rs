@@ -211,7 +211,10 @@ fn solve(args: &Args, rt: &Runtime, world: &SimpleCommunicator, waiter: Option<&
     }
     match waiter {
         Some(w) => {
-            w.barrier(world);
+            if let Err(e) = w.barrier(world) {
+                eprintln!("mpi_jacobi: {e}");
+                world.abort(2);
+            }
         }
         None => world.barrier(),
     }

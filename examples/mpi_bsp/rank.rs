@@ -67,7 +67,10 @@ impl Wait<'_> {
         match self {
             Wait::Native => world.barrier(),
             Wait::Asat(w) => {
-                w.barrier(world);
+                if let Err(e) = w.barrier(world) {
+                    eprintln!("mpi_bsp: {e}");
+                    world.abort(2);
+                }
             }
         }
     }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::Threading;
 
 /// An error from a hybrid start-up's settings, from MPI's initialisation, from giving a
-/// rank its share of the node, or from a waiter's all-reduce given buffers that do not match.
+/// rank its share of the node, from a waiter's all-reduce given buffers that do not match, or
+/// from a waiter's barrier called from a second thread.
 ///
 /// Every message says what was wrong and what is allowed, for example
 /// `threading level single: asat starts worker threads, so MPI must be initialised funneled,
@@ -49,6 +50,7 @@ enum ErrorKind {
         recv: i32,
         same_type: bool,
     },
+    BarrierThread,
 }
 
 /// The shortest sleep cap a [`Waiter`](crate::Waiter) accepts.
@@ -97,6 +99,9 @@ impl Error {
             same_type,
         })
     }
+    pub(crate) fn barrier_thread() -> Self {
+        Self::new(ErrorKind::BarrierThread)
+    }
     pub(crate) fn pin(cpus: String, err: std::io::Error) -> Self {
         Self::new(ErrorKind::Pin { cpus, err })
     }
@@ -132,7 +137,9 @@ impl fmt::Display for Error {
                 f,
                 "threading level {} requested, but this MPI library provides only {}: request \
                  funneled (enough when MPI is called outside parallel regions, or only by the \
-                 thread that started them), or use an MPI built with {} support",
+                 thread that started them), or use an MPI built with {} support; MPI is \
+                 finalised now and cannot be initialised again in this process, so change \
+                 the setting and start the program again",
                 threading_name(*requested),
                 threading_name(*provided),
                 threading_name(*requested)
@@ -164,6 +171,11 @@ impl fmt::Display for Error {
                 "environment variable {var}={value:?} is invalid: {allowed}"
             ),
             ErrorKind::Strategy { err } => write!(f, "MPI wait strategy: {err}"),
+            ErrorKind::BarrierThread => f.write_str(
+                "a Waiter's barriers must all come from one thread (the one that made its \
+                 first barrier): barriers from several threads could pick different \
+                 collectives on different ranks and hang; give each thread its own Waiter",
+            ),
             ErrorKind::ReduceBuffers {
                 send,
                 recv,

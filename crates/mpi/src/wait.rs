@@ -92,10 +92,17 @@
 //! A waiter calls MPI on the calling thread. Under `MPI_THREAD_FUNNELED` (what
 //! [`Hybrid`](crate::Hybrid) requests by default) that must be the thread that initialised MPI:
 //! call the waiter outside parallel regions, or in a region only from member 0, the thread that
-//! started it. Its statistics are atomics, so a waiter may be shared where the threading level
-//! allows MPI calls from several threads.
+//! started it. Its statistics are atomics, so its waits and reductions may come from several
+//! threads where the threading level allows MPI calls from several threads; its **barriers**
+//! come from one thread, the one that made its first barrier, and from any other are refused
+//! with an error (before any MPI call): the collective its barriers use is settled by the
+//! first, and two threads could see it settled at different moments on different ranks,
+//! which would mismatch the collectives. A waiter may move to another thread before its first
+//! barrier.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use asat_implicit::{AnyStrategy, TwoPhase};
@@ -210,8 +217,9 @@ enum Phase {
 ///     let s = to.immediate_send(scope, &send[..]);
 ///     waiter.wait_all(vec![r, s]);
 /// });
-/// waiter.barrier(&world);
+/// waiter.barrier(&world)?;
 /// println!("{:?}", waiter.stats());
+/// # Ok::<(), asat_mpi::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Waiter<S = AnyStrategy> {
@@ -223,6 +231,8 @@ pub struct Waiter<S = AnyStrategy> {
     last_barrier_ns: AtomicU64,
     /// Which collective its barriers use (`MODE_*`), settled by its first barrier.
     mode: AtomicU8,
+    /// The thread of its first barrier, the only one its barriers may come from.
+    barrier_thread: OnceLock<ThreadId>,
     counters: Counters,
 }
 
@@ -236,6 +246,7 @@ impl<S: TwoPhase> Waiter<S> {
             epoch: Instant::now(),
             last_barrier_ns: AtomicU64::new(NONE),
             mode: AtomicU8::new(MODE_FIRST),
+            barrier_thread: OnceLock::new(),
             counters: Counters::default(),
         }
     }
@@ -338,7 +349,30 @@ impl<S: TwoPhase> Waiter<S> {
     ///
     /// Every rank of `comm` must call it, as any collective; ranks may use different
     /// strategies.
-    pub fn barrier<C: Communicator + ?Sized>(&self, comm: &C) -> Option<Duration> {
+    ///
+    /// # Errors
+    ///
+    /// A call from another thread than this waiter's first barrier's (see
+    /// [Threads](crate::wait#threads)): refused before any MPI call, so the calling rank has not
+    /// joined the barrier.
+    pub fn barrier<C: Communicator + ?Sized>(&self, comm: &C) -> Result<Option<Duration>, Error> {
+        self.on_barrier_thread()?;
+        Ok(self.barrier_here(comm))
+    }
+
+    /// Whether the calling thread may make this waiter's barriers: the first to ask may, and
+    /// only it after (see [Threads](crate::wait#threads)).
+    fn on_barrier_thread(&self) -> Result<(), Error> {
+        let me = std::thread::current().id();
+        if *self.barrier_thread.get_or_init(|| me) == me {
+            Ok(())
+        } else {
+            Err(Error::barrier_thread())
+        }
+    }
+
+    /// [`barrier`](Self::barrier) on its thread.
+    fn barrier_here<C: Communicator + ?Sized>(&self, comm: &C) -> Option<Duration> {
         let spin = self.strategy.barrier_spin();
         if self.mode.load(Ordering::Relaxed) == MODE_IBARRIER {
             let mut pending = Some(comm.immediate_barrier());

@@ -100,3 +100,30 @@ fn sleep_cap_is_checked_and_bounds_the_naps() {
     );
     assert_eq!(naps(us(10)), [us(10); 7]);
 }
+
+#[test]
+fn barriers_come_from_the_thread_of_the_first_and_others_are_refused() {
+    let w = Waiter::new(Block);
+    std::thread::scope(|s| {
+        // Before its first barrier a waiter may be used from any thread: the first one binds.
+        s.spawn(|| assert!(w.on_barrier_thread().is_ok()))
+            .join()
+            .unwrap();
+    });
+    let e = w
+        .on_barrier_thread()
+        .expect_err("another thread")
+        .to_string();
+    assert!(
+        e.contains("barriers must all come from one thread") && e.contains("its own Waiter"),
+        "{e}"
+    );
+    let w = Waiter::new(Block);
+    assert!(w.on_barrier_thread().is_ok());
+    assert!(w.on_barrier_thread().is_ok(), "the same thread again");
+    std::thread::scope(|s| {
+        s.spawn(|| assert!(w.on_barrier_thread().is_err()))
+            .join()
+            .unwrap();
+    });
+}

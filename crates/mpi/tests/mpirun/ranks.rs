@@ -172,7 +172,11 @@ fn exchange(hybrid: &Hybrid, out: &mut String) {
             while t.elapsed() < work {
                 std::hint::spin_loop();
             }
-            if waiter.barrier(world).is_some() {
+            if waiter
+                .barrier(world)
+                .expect("barriers from one thread")
+                .is_some()
+            {
                 imbalances += 1;
             }
             let send = pattern::contribution(seed, round, me);
@@ -310,7 +314,7 @@ fn hybrid(h: &Hybrid, out: &mut String) {
         stencil(&rt, &x, &mut next);
         std::mem::swap(&mut x, &mut next);
         if step % 5 == 4 {
-            h.waiter().barrier(world);
+            h.waiter().barrier(world).expect("barriers from one thread");
         }
     }
     let single = asat_core::Runtime::builder()
@@ -400,7 +404,10 @@ fn errors(out: &mut String) {
     .unwrap();
     writeln!(out, "reduce_counted={}", w.stats().waits).unwrap();
     // the first still works
-    first.waiter().barrier(first.world());
+    first
+        .waiter()
+        .barrier(first.world())
+        .expect("barriers from one thread");
     drop(first);
     let e = Hybrid::builder()
         .build()
