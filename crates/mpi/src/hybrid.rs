@@ -251,7 +251,7 @@ fn node_share(node: &SimpleCommunicator) -> NodeShare {
 ///     |acc, r| acc + r.map(|i| i as f64).sum::<f64>(), |a, b| a + b);
 /// let mut total = 0.0f64; // every rank's parts, summed: waited for two-phase
 /// hybrid.waiter().all_reduce_into(world, &part, &mut total, SystemOperation::sum())?;
-/// hybrid.waiter().barrier(world);
+/// hybrid.waiter().barrier(world)?;
 /// println!("rank {} of {}: {total} ({:?})", world.rank(), world.size(), hybrid.share());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
