@@ -50,7 +50,7 @@ use crate::{Error, NodeShare, Threading, Waiter};
 /// The strategy a [`Hybrid`] waits with when none is set: `local`. Not `global`, whose
 /// barriers are all-reduces that carry the arrival times: at steps of a few microseconds that
 /// cost 20-50% against `MPI_Ibarrier` with three jobs on a 2-CPU machine (`local` was 1.00-1.11x
-/// the best strategy there, `global` 1.21-1.52x; `docs/results/mpi.md`).
+/// the best strategy there, `global` 1.21-1.52x; measured 2026-11-24).
 pub const DEFAULT_STRATEGY: &str = "local";
 
 /// Words of a [`CpuSet`] as the ranks exchange it, and one more for the quota.

@@ -34,7 +34,7 @@
 //! second at a 1 ms cap, which is well under 1% of a CPU. A shorter cap answers sooner and
 //! wakes more often.
 //!
-//! Why the yields (`docs/results/mpi.md` has the runs): with three 2-rank jobs on this
+//! Why the yields (`BENCHMARKS.md` has the runs): with three 2-rank jobs on this
 //! project's 2-CPU machine and steps of a few microseconds, a spin that did not yield and naps
 //! right after it ran 1.2-1.6x slower than `mpi-yield` with the learning strategies and 3.5-5.9x
 //! with `block` (a nap's 50 µs and the wake-up are long against such steps); spinning without
@@ -427,7 +427,7 @@ impl<S: TwoPhase> Waiter<S> {
     /// recorded as an exchange's is. Use it for what a program reduces between steps (a
     /// solver's convergence check): Open MPI's own `MPI_Allreduce` polls without giving the
     /// CPU away, so on a shared node a rank that reaches it first keeps the CPU from the ranks
-    /// it waits for (`docs/results/mpi.md` has a hybrid solver that spent 60% of its time so).
+    /// it waits for (what `examples/mpi_hybrid.rs`'s solver did before it used this).
     ///
     /// Every rank of `comm` must call it, with buffers of the same length, as any collective.
     /// It is not one of this waiter's [barriers](Self::barrier): no imbalance is learned, and

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# MG class B, one repetition of each cell per round, the cells alternating, for the
-# side-by-side figures of BENCHMARKS' NPB section; run under `flock /tmp/asat-bench.lock`.
-# usage: alternate_mg.sh NPB_RUST NPB_CPP OUT ROUNDS COPIES CELL...
+# Runs NPB's MG class B cells alternately, a repetition each per round (run under flock /tmp/asat-bench.lock).
+# usage: npb_alternate_mg.sh NPB_RUST NPB_CPP OUT ROUNDS COPIES CELL...
 #   OUT:    an `npb --build-only --kernels mg` folder
 #   COPIES: copies run at once, as `npb --copies` takes them (e.g. 1, or 2,3)
 #   CELL:   THREADS:IMPLS, e.g. 1:serial,rayon,omp,asat-fixed (threads per copy, then `npb --impls`)
-# mg_scaling/:    alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
-# mg_colocated/:  alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
+# docs/results/npb/mg_scaling/:    npb_alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
+# docs/results/npb/mg_colocated/:  npb_alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
 set -euo pipefail
 if (($# < 6)); then
   echo "usage: $0 NPB_RUST NPB_CPP OUT ROUNDS COPIES THREADS:IMPLS... (see the comment at its top)" >&2

@@ -1,3 +1,5 @@
+# Summarizes runs of `iter_overhead-* --bench none` (a file each) into BENCHMARKS.md's iterator table.
+#   python3 scripts/iter_overhead_summary.py 'DIR/run*.txt'
 import glob, re, statistics as st, sys
 rows = {}
 order = []
