@@ -19,9 +19,9 @@
 //!   reads) and remembered by its *site*: the code it runs (its body's closure type, so one
 //!   call site of the program; a thread remembers its last [`SITES`] sites). A site whose
 //!   last timed region was shorter than [`SAMPLE_BELOW`] is timed again only one region in
-//!   [`SAMPLE_EVERY`] (the clock reads would cost its regions more than a slice could give);
-//!   the last such site is checked before the table, so that a loop of tiny regions pays a
-//!   thread-local compare and decrement.
+//!   [`SAMPLE_EVERY`] while no other site's short region comes between (the clock reads would
+//!   cost its regions more than a slice could give): a loop of tiny regions pays a
+//!   thread-local compare and decrement; short regions of sites that take turns are timed.
 //! - Such a region asks for the slice only when the thread's previous region of the same site
 //!   lasted at least [`SOLO_MIN_REGION`]. Asking and giving back cost two system calls each
 //!   (about 3 µs apiece on this project's machine), which a region of that length pays at
@@ -93,15 +93,11 @@ struct Site {
     site: usize,
     /// How long it lasted, in µs.
     last_us: u32,
-    /// Regions to run untimed before the next timed one.
-    untimed: u32,
 }
 
-/// What a region with a team of one does.
+/// What a region with a team of one does, when [`QUIET`] does not leave it untimed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Action {
-    /// Nothing: its site's regions are short, and this one is not sampled.
-    Untimed,
     /// It is timed.
     Time,
     /// It is timed and asks for the solo slice.
@@ -122,13 +118,12 @@ impl Memory {
         sites: [Site {
             site: 0,
             last_us: 0,
-            untimed: 0,
         }; SITES],
         next: 0,
         recent: 0,
     };
 
-    /// What a region of `site` does (and counts it when it goes untimed).
+    /// What a region of `site` does.
     #[inline]
     fn action(&mut self, site: usize) -> Action {
         // A loop's regions come from one site in a row: the last one found first.
@@ -141,10 +136,7 @@ impl Memory {
             self.recent = i;
             &mut self.sites[i]
         };
-        if s.untimed > 0 {
-            s.untimed -= 1;
-            Action::Untimed
-        } else if Duration::from_micros(u64::from(s.last_us)) >= SOLO_MIN_REGION {
+        if Duration::from_micros(u64::from(s.last_us)) >= SOLO_MIN_REGION {
             Action::Ask
         } else {
             Action::Time
@@ -156,11 +148,6 @@ impl Memory {
         let entry = Site {
             site,
             last_us: u32::try_from(lasted.as_micros()).unwrap_or(u32::MAX),
-            untimed: if lasted < SAMPLE_BELOW {
-                SAMPLE_EVERY - 1
-            } else {
-                0
-            },
         };
         match self.sites.iter_mut().find(|s| s.site == site) {
             Some(s) => *s = entry,
@@ -191,13 +178,32 @@ thread_local! {
 #[cfg(not(loom))]
 #[inline]
 fn quiet(site: usize) -> bool {
-    QUIET.with(|q| match q.get() {
-        (s, n) if s == site && n > 0 => {
-            q.set((s, n - 1));
-            true
-        }
-        _ => false,
+    QUIET.with(|q| {
+        let (untimed, next) = quiet_step(q.get(), site);
+        q.set(next);
+        untimed
     })
+}
+
+/// One region of `site` against the quiet site and its count `q`: whether it goes untimed,
+/// and the count after it.
+fn quiet_step(q: (usize, u32), site: usize) -> (bool, (usize, u32)) {
+    match q {
+        (s, n) if s == site && n > 0 => (true, (s, n - 1)),
+        _ => (false, q),
+    }
+}
+
+/// The quiet site and count after a timed region of `site` that lasted `lasted`: a short one
+/// makes its site the quiet one for the next [`SAMPLE_EVERY`]` - 1` regions.
+fn after_timed(q: (usize, u32), site: usize, lasted: Duration) -> (usize, u32) {
+    if lasted < SAMPLE_BELOW {
+        (site, SAMPLE_EVERY - 1)
+    } else if q.0 == site {
+        (0, 0)
+    } else {
+        q
+    }
 }
 
 /// A region with a team of one, timed, and holding the solo slice when it asked for it: both
@@ -231,7 +237,6 @@ pub(super) fn on_region(team: usize, slice: Option<Duration>, site: usize) -> So
             return;
         }
         match memory.action(site) {
-            Action::Untimed => return,
             Action::Time => {}
             Action::Ask => region.held = take(memory, slice),
         }
@@ -257,9 +262,7 @@ impl Drop for SoloRegion {
             return;
         };
         let lasted = started.elapsed();
-        if lasted < SAMPLE_BELOW {
-            QUIET.set((self.site, SAMPLE_EVERY - 1));
-        }
+        QUIET.set(after_timed(QUIET.get(), self.site, lasted));
         MEMORY.with_borrow_mut(|memory| {
             memory.remember(self.site, lasted);
             if let Some(own) = self.held {
@@ -337,18 +340,20 @@ mod tests {
 
     #[test]
     fn a_site_of_short_regions_is_timed_one_in_sample_every() {
-        let mut m = Memory::NEW;
-        m.remember(16, SHORT);
+        let mut q = after_timed((0, 0), 16, SHORT);
         for _ in 1..SAMPLE_EVERY {
-            assert_eq!(m.action(16), Action::Untimed);
+            let (untimed, next) = quiet_step(q, 16);
+            assert!(untimed);
+            q = next;
         }
-        assert_eq!(m.action(16), Action::Time);
-        // It grew: the next asks.
-        m.remember(16, LONG);
-        assert_eq!(m.action(16), Action::Ask);
-        // Regions between the sampling threshold and a long one are all timed.
-        m.remember(16, SAMPLE_BELOW);
-        assert_eq!(m.action(16), Action::Time);
+        assert_eq!(quiet_step(q, 16), (false, q), "the 64th is timed");
+        // Another site's regions are timed, and a short one of them takes the place.
+        let q = after_timed((0, 0), 16, SHORT);
+        assert!(!quiet_step(q, 32).0);
+        assert_eq!(after_timed(q, 32, SHORT), (32, SAMPLE_EVERY - 1));
+        // A site that grew, or another's region that was not short, leaves or keeps it.
+        assert_eq!(after_timed(q, 16, SAMPLE_BELOW), (0, 0));
+        assert_eq!(after_timed(q, 32, LONG), q);
     }
 
     #[test]
@@ -356,13 +361,14 @@ mod tests {
         let mut m = Memory::NEW;
         m.remember(16, LONG);
         m.remember(32, SHORT);
-        assert_eq!((m.action(16), m.action(32)), (Action::Ask, Action::Untimed));
+        assert_eq!((m.action(16), m.action(32)), (Action::Ask, Action::Time));
         // SITES new ones push the oldest out.
         for k in 0..SITES - 1 {
             m.remember(1000 + k, LONG);
         }
         assert_eq!(m.action(16), Action::Time);
-        assert_eq!(m.action(32), Action::Untimed);
+        m.remember(32, LONG);
+        assert_eq!(m.action(32), Action::Ask);
     }
 
     #[test]
