@@ -54,8 +54,8 @@ impl SharedMap {
         })
     }
 
-    /// The mapped file's descriptor (for [`PrivateDir::remove_if_last`]
-    /// (crate::private_file::PrivateDir::remove_if_last)).
+    /// The mapped file's descriptor (for
+    /// [`PrivateDir::remove_if_last`](crate::private_file::PrivateDir::remove_if_last)).
     pub fn file(&self) -> &File {
         &self.file
     }

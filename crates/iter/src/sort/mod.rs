@@ -11,14 +11,14 @@
 //! not) and sorts by steps, each step a range of the slice and a *destination* (the slice or
 //! the buffer; the slice for the whole range):
 //!
-//! - The slice is halved [`depth`] times, the same number on every path, down to *leaves* of
+//! - The slice is halved `depth` times, the same number on every path, down to *leaves* of
 //!   at least `max(MIN_RUN, n / (LEAVES_PER_THREAD * threads))` elements. A leaf is sorted in
 //!   place by std's sort of the call's kind, then copied to the buffer if that is its
 //!   destination.
 //! - A step above the leaves sorts its two halves as a join, each into the *other* side than
 //!   its own destination, then merges them from there into its destination.
 //! - A merge of `len` outputs is cut at output `len / 2` by a binary search along the merge
-//!   path (how many of the left half's elements come first: [`co_rank`]), and its two parts
+//!   path (how many of the left half's elements come first: `co_rank`), and its two parts
 //!   merged as a join, down to parts of fewer than two runs of [`MIN_RUN`], which are merged
 //!   in order. Equal elements are taken from the left half first, so the merges are stable and
 //!   a stable leaf sort makes a stable sort.
