@@ -157,8 +157,8 @@ fn sums(teams: &[Vec<usize>]) -> Vec<usize> {
 /// rule one job keeps 16 threads; 4 jobs started together hold 13-20 threads together from
 /// their 3rd evaluation, at most 6 each (real: 4, 4, 4, 4 and 4, 3, 3, 3 at the 3rd); 8 jobs
 /// 12-18 together from their 4th (real: 14 and 12), at most 5 each (real: 1-2 each, under
-/// session 12's rule, whose teams of one could not grow into the idle CPUs; since session 14
-/// they grow with the probability of the proportional target's fraction, which fills the 16
+/// an earlier rule whose teams of one could not grow into the idle CPUs; now they grow with
+/// the probability of the proportional target's fraction, which fills the 16
 /// CPUs and takes single jobs to 3-5 threads in the model); one job beside 4 CPU hogs holds
 /// 11-13 from its 2nd (real: 12-13). The real runs' 3-6 threads for each of 4
 /// jobs is what most seeds give, not all: once the machine is full, asat's rule does not even

@@ -1,4 +1,4 @@
-//! Faults asat-core must survive without hanging (issue 16): a region started by a helper
+//! Faults asat-core must survive without hanging: a region started by a helper
 //! thread of a running region, a worker thread the system refuses to start, and panic payloads
 //! whose destructors panic. Each test runs under a watchdog: a hang fails it instead of
 //! stalling the suite.
