@@ -82,9 +82,10 @@
 //! count, default 0.25), `--reps` (median of repetitions, default 3), `--timeout` (seconds
 //! after which a run's jobs are killed and the run is counted at that time, a lower bound;
 //! default 12; not for `gang`, whose jobs share the process). The defaults (3 repetitions of
-//! 144 runs) take about 8.5 minutes on a 2-vCPU machine. `cargo bench --bench barrier` times
-//! one barrier episode against spin barriers, `std::sync::Barrier` and OpenMP, and a BSP loop
-//! under co-located jobs. Figures: the repository's `BENCHMARKS.md`.
+//! 144 runs) take about 8.5 minutes on a 2-vCPU machine. `cargo bench --bench
+//! implicit_barrier` times one barrier episode against spin barriers, `std::sync::Barrier`
+//! and OpenMP, and a BSP loop under co-located jobs. Figures: the repository's
+//! `BENCHMARKS.md`.
 //!
 //! Linux only (futexes).
 

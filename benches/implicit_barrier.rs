@@ -11,7 +11,7 @@
 //!   and stopped after); thread `i` of every job is pinned to the `i`-th CPU, one thread per CPU
 //!   per job as in the paper.
 //!
-//! `cargo bench --bench barrier`
+//! `cargo bench --bench implicit_barrier`
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
