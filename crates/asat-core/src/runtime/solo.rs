@@ -212,8 +212,8 @@ fn after_timed(q: (usize, u32), site: usize, lasted: Duration) -> (usize, u32) {
 pub(super) struct SoloRegion {
     site: usize,
     started: Option<Instant>,
-    /// The thread's attributes before it asked (its own reset-on-fork flag).
-    held: Option<FairAttr>,
+    /// Set when it asked: the thread's own reset-on-fork flag, to put back.
+    held: Option<bool>,
 }
 
 /// Applies the protocol for a region of `site` with a team of `team` started by the calling
@@ -274,16 +274,16 @@ impl Drop for SoloRegion {
     }
 }
 
-/// Asks for the solo slice; the thread's attributes before, if it got it. Records a thread
-/// left alone for good, and the default slice once learned.
+/// Asks for the solo slice; the thread's own reset-on-fork flag, if it got it. Records a
+/// thread left alone for good, and the default slice once learned.
 #[cold]
-fn take(memory: &mut Memory, slice: Duration) -> Option<FairAttr> {
+fn take(memory: &mut Memory, slice: Duration) -> Option<bool> {
     let ns = u64::try_from(slice.as_nanos()).unwrap_or(u64::MAX);
     let got = match slice::fair_attr() {
         Ok(Some(attr)) => learn_default(memory, attr)
             .filter(|&default| may_take(Some(attr), default))
             .filter(|_| slice::set_slice_not_inherited(&attr, ns).is_ok())
-            .map(|_| attr),
+            .map(|_| attr.reset_on_fork),
         _ => None,
     };
     if got.is_none() {
@@ -309,13 +309,13 @@ fn learn_default(memory: &mut Memory, attr: FairAttr) -> Option<u64> {
     Some(default)
 }
 
-/// Asks for the default slice again, with the thread's own reset-on-fork flag (from `own`)
-/// and the policy and nice value it has now; false when that failed or it is no longer in the
-/// fair class (it is then left as it is).
+/// Asks for the default slice again, with the thread's own reset-on-fork flag `own` and the
+/// policy and nice value it has now; false when that failed or it is no longer in the fair
+/// class (it is then left as it is).
 #[cold]
-fn give_back(own: FairAttr) -> bool {
+fn give_back(own: bool) -> bool {
     match slice::fair_attr() {
-        Ok(Some(now)) => slice::set_slice(&now.with_reset_on_fork(own.reset_on_fork), 0).is_ok(),
+        Ok(Some(now)) => slice::set_slice(&now.with_reset_on_fork(own), 0).is_ok(),
         _ => false,
     }
 }

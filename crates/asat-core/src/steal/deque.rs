@@ -2,7 +2,7 @@
 //! stand-ins with the same calls on a mutex. Under loom the mutex is loom's, so that the model
 //! sees the happens-before edge from a push to the steal or pop that takes the task
 //! (crossbeam's own atomics are not loom's). Under Miri it is std's: crossbeam-epoch, under
-//! crossbeam-deque, breaks Stacked Borrows' rules (crossbeam's issue 545, known upstream;
+//! crossbeam-deque, breaks Stacked Borrows' rules (crossbeam-rs/crossbeam#545, known upstream;
 //! crossbeam checks itself under Tree Borrows), which would stop every run at its first
 //! steal; with the stand-ins Miri checks asat's own code around the queues.
 
