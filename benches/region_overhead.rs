@@ -16,6 +16,13 @@
 //! between minutes (where the vCPUs land on the host), which sequential measurements mix into
 //! the ratios; the interleaved medians do not.
 //!
+//! `--instructions` measures nothing: it runs [`INSTRUCTION_CALLS`] empty regions of a team of
+//! one (`Fixed(1)`, so that no worker's waiting is counted) and as many `install`s of a number
+//! on a pool of two, each batch in a function never inlined, for an instruction counter:
+//! `valgrind --tool=callgrind --callgrind-out-file=cg.out target/release/deps/region_overhead-*
+//! --instructions`, then `callgrind_annotate --inclusive=yes cg.out | grep counted::` (the
+//! installs' count includes what the worker runs for them, and so moves a little between runs).
+//!
 //! `cargo bench --bench region_overhead`
 
 // criterion_group! generates undocumented items.
@@ -27,7 +34,7 @@ use std::time::{Duration, Instant};
 use asat::{Fixed, Runtime, Schedule};
 use asat_peers::omp;
 use asat_peers::spin::SpinBarrier;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use rayon::prelude::*;
 
 const THREADS: usize = 2;
@@ -225,6 +232,52 @@ fn region_barrier(c: &mut Criterion) {
     g.finish();
 }
 
+/// Calls of each kind in `--instructions` mode.
+const INSTRUCTION_CALLS: usize = 20_000;
+
+/// The batches `--instructions` runs, each in a function of its own.
+mod counted {
+    use super::*;
+
+    #[inline(never)]
+    pub fn team_of_one_regions(rt: &Runtime, n: usize) {
+        for _ in 0..n {
+            rt.region(|t| {
+                black_box(t);
+            });
+        }
+    }
+
+    #[inline(never)]
+    pub fn installs(pool: &asat::ThreadPool, n: usize) {
+        for _ in 0..n {
+            black_box(pool.install(|| black_box(1)));
+        }
+    }
+}
+
+/// `--instructions`: [`INSTRUCTION_CALLS`] empty regions of a team of one, then as many
+/// `install`s on a pool of two (after a warm-up of each).
+fn instructions() {
+    let one = Runtime::builder()
+        .max_threads(1)
+        .policy(Fixed::new(1))
+        .build()
+        .expect("runtime");
+    counted::team_of_one_regions(&one, 100);
+    let pool = asat::ThreadPool::from(runtime());
+    for _ in 0..100 {
+        black_box(pool.install(|| black_box(1)));
+    }
+    counted::team_of_one_regions(&one, INSTRUCTION_CALLS);
+    counted::installs(&pool, INSTRUCTION_CALLS);
+    println!(
+        "ran {INSTRUCTION_CALLS} empty regions of a team of one and {INSTRUCTION_CALLS} installs \
+         on a pool of {THREADS}; an instruction counter gives each batch's instructions \
+         (`counted::`)"
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -233,4 +286,11 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = loops, region_barrier
 }
-criterion_main!(benches);
+fn main() {
+    if std::env::args().any(|a| a == "--instructions") {
+        instructions();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

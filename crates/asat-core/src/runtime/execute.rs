@@ -96,7 +96,8 @@ impl Runtime {
         st.reset(started.filter(|_| timing), ctl.dirty);
         let workers = &inner.mailboxes[1..size];
         let (job_data, job_call) = job.to_words();
-        let guard = AbortOnUnwind::new();
+        // A team of one has no worker that could still run the body.
+        let guard = (size > 1).then(AbortOnUnwind::new);
         for mb in workers {
             mb.job_data.store(job_data, Ordering::Relaxed);
             mb.job_call.store(job_call, Ordering::Relaxed);

@@ -240,12 +240,14 @@ pub(super) type RegionLock<'a> = parking_lot::MutexGuard<'a, Control>;
 pub(crate) struct InRegion(bool);
 
 impl InRegion {
+    #[inline]
     pub(crate) fn enter() -> Self {
         Self(IN_REGION.with(|r| r.replace(true)))
     }
 }
 
 impl Drop for InRegion {
+    #[inline]
     fn drop(&mut self) {
         IN_REGION.with(|r| r.set(self.0));
     }
