@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use asat::gang::{GangScheduler, GangWait};
-use asat::{Policy, Runtime, Schedule};
+use asat::{CpuSet, Policy, Runtime, Schedule};
 
 fn sched() -> GangScheduler {
     GangScheduler::builder()
@@ -22,6 +22,44 @@ fn rt(s: &GangScheduler) -> Runtime {
         .policy(s.policy())
         .build()
         .unwrap()
+}
+
+/// The mask of the thread that runs a call's first half, inside a call from outside on `rt`.
+fn caller_mask_in_a_call(rt: &Runtime) -> CpuSet {
+    rt.install_here(|| asat::join(|| CpuSet::of_current_thread().unwrap(), || ()).0)
+}
+
+#[test]
+fn a_calls_thread_is_member_0_for_the_call_and_leaves_at_its_end() {
+    let s = sched();
+    let policy = Arc::new(s.policy());
+    let rt = Runtime::builder()
+        .max_threads(s.cpus().len())
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    let column0: CpuSet = std::iter::once(policy.gang().unwrap().cpu(0).unwrap()).collect();
+    let own = CpuSet::of_current_thread().unwrap();
+    assert_eq!(caller_mask_in_a_call(&rt), column0);
+    assert_eq!(CpuSet::of_current_thread().unwrap(), own, "given back");
+    // The thread is in no gang any more: it may join one itself.
+    let gang = policy.gang().unwrap();
+    drop(
+        gang.join(0)
+            .expect("the caller left the gang when its call ended"),
+    );
+    // Another thread's call finds member 0 free again (the first caller left the gang), and
+    // so does a region after it.
+    let other = std::thread::scope(|sc| sc.spawn(|| caller_mask_in_a_call(&rt)).join().unwrap());
+    assert_eq!(other, column0);
+    let in_region = std::sync::Mutex::new(None);
+    rt.region(|team| {
+        if team.index() == 0 {
+            *in_region.lock().unwrap() = Some(CpuSet::of_current_thread().unwrap());
+        }
+    });
+    assert_eq!(in_region.into_inner().unwrap(), Some(column0));
+    assert_eq!(caller_mask_in_a_call(&rt), column0);
 }
 
 #[test]

@@ -222,7 +222,29 @@ fn gang_runtime(shared: bool) -> asat::Runtime {
         .unwrap()
 }
 
+/// A runtime whose policy is processor pools of one CPU each on this machine, pinning its
+/// threads, with a load table of its own (tests running at once do not see each other's
+/// threads in it).
+fn pools_runtime() -> asat::Runtime {
+    use asat::pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
+    let topo = Topology::detect().unwrap();
+    let pools = topo.pools(PoolKind::Size(1)).unwrap();
+    let table = std::sync::Arc::new(LocalLoads::new(pools.len()));
+    let n = topo.usable_cpus().len().clamp(2, 3);
+    let policy = PoolPolicy::builder(pools)
+        .table(table)
+        .desired(n)
+        .build()
+        .unwrap();
+    Runtime::builder()
+        .max_threads(n)
+        .policy(policy)
+        .build()
+        .unwrap()
+}
+
 policy_suite! {
+    pools => pools_runtime();
     gang_in_process => gang_runtime(false);
     gang_shared => gang_runtime(true);
     fixed_all => Runtime::builder().max_threads(2).policy(asat::Fixed::all()).build().unwrap();

@@ -1,9 +1,11 @@
-//! Pinning takes effect on this machine: each member's affinity mask is its pool's CPUs. Its
-//! own binary, because it runs regions that change thread affinity.
+//! Pinning takes effect on this machine: each member's affinity mask is its pool's CPUs, and
+//! so is that of each thread running a call's tasks. Its own binary, because it runs regions
+//! and calls that change thread affinity.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use asat::pools::{LocalLoads, PoolKind, PoolPolicy, Topology};
+use asat::pools::{LoadTable, LocalLoads, PoolKind, PoolPolicy, Topology};
 use asat::{CpuSet, Runtime};
 
 fn run_pinned(kind: PoolKind) {
@@ -53,6 +55,67 @@ fn members_are_pinned_to_single_cpu_pools() {
 #[test]
 fn members_are_pinned_to_numa_pools() {
     run_pinned(PoolKind::Numa);
+}
+
+/// A recursion of joins whose leaves sleep (so that every thread takes part), recording the
+/// mask of the thread that ran each leaf by its pool index.
+fn sleepy(depth: u32, masks: &Mutex<Vec<Option<CpuSet>>>) {
+    if depth == 0 {
+        std::thread::sleep(Duration::from_millis(2));
+        let i = asat::current_thread_index().expect("a task runs on the pool");
+        masks.lock().unwrap()[i] = Some(CpuSet::of_current_thread().unwrap());
+        return;
+    }
+    asat::join(|| sleepy(depth - 1, masks), || sleepy(depth - 1, masks));
+}
+
+#[test]
+fn threads_running_a_calls_tasks_are_pinned_and_counted_until_it_ends() {
+    let topo = Topology::detect().unwrap();
+    let pools = topo.pools(PoolKind::Size(1)).unwrap();
+    let n = topo.usable_cpus().len();
+    let table = Arc::new(LocalLoads::new(pools.len()));
+    let policy = Arc::new(
+        PoolPolicy::builder(pools.clone())
+            .table(table.clone())
+            .g(1.0)
+            .desired(n)
+            .build()
+            .unwrap(),
+    );
+    let rt = Runtime::builder()
+        .max_threads(n)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap();
+    let before = CpuSet::of_current_thread().unwrap();
+    let idle = table.loads();
+    for _ in 0..3 {
+        let masks = Mutex::new(vec![None; n]);
+        let during = rt.install_here(|| {
+            asat::join(
+                || {
+                    sleepy(5, &masks);
+                    table.loads()
+                },
+                || (),
+            )
+            .0
+        });
+        let last = policy.last_region().unwrap();
+        assert_eq!(last.threads, n, "{last:?}");
+        for (i, mask) in masks.into_inner().unwrap().iter().enumerate() {
+            // A thread that ran no leaf has nothing to show.
+            if let Some(mask) = mask {
+                assert_eq!(*mask, pools.cpus(last.member_pools[i]), "thread {i}");
+            }
+        }
+        // Counted while the call ran, and back to the master alone once it ended.
+        assert_eq!(during.iter().sum::<u32>(), n as u32, "{during:?}");
+        assert_eq!(table.loads(), idle);
+        // The caller gets its own mask back.
+        assert_eq!(CpuSet::of_current_thread().unwrap(), before);
+    }
 }
 
 #[test]

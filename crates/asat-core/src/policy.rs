@@ -21,8 +21,9 @@ use crate::{CpuSet, Error, ThreadHandle, WaitStrategy};
 /// | [`thread_start`](Policy::thread_start) / [`thread_stop`](Policy::thread_stop) | the worker itself | when a worker starts / before it exits |
 /// | [`plan`](Policy::plan) | the thread starting a region | at each region start, before any worker is woken; again after each probe |
 /// | [`task_workers`](Policy::task_workers) | a thread calling into the pool from outside | at each such call (`join`, a loop on tasks), before any task is shared |
-/// | [`placement`](Policy::placement) | each member (the starting thread too) | as it joins a team, before user code runs |
-/// | [`safe_point`](Policy::safe_point) | each member | at chunk boundaries of loops and before each barrier wait |
+/// | [`task_call_end`](Policy::task_call_end) | the same thread | when that call returns or unwinds |
+/// | [`placement`](Policy::placement) | each member (the starting thread too); each thread that runs tasks | as it joins a team, before user code runs; as it starts a call's tasks, and as a worker takes a task after being idle or serving a region |
+/// | [`safe_point`](Policy::safe_point) | each member; each thread that runs tasks | at chunk boundaries of loops and before each barrier wait; before each task it takes from a queue |
 /// | [`region_end`](Policy::region_end) | the thread that started the region | after the whole team has joined |
 ///
 /// Region starts on one runtime are serialized, so `plan` and `region_end` never run
@@ -52,9 +53,19 @@ pub trait Policy: Send + Sync + fmt::Debug {
     /// within a few tens of nanoseconds (it sits on every outside call's path; a policy that
     /// measures, as ASAT does, does so at most once per interval). The answer is clamped to
     /// `1..=max_threads`. The default is `max_threads`.
+    ///
+    /// The threads that then run the call's tasks are placed as region members are
+    /// ([`placement`](Policy::placement) with [`MemberInfo::tasks`] set): a policy that places
+    /// threads decides here where the call's threads go, and holds whatever it counts for them
+    /// until [`task_call_end`](Policy::task_call_end).
     fn task_workers(&self, max_threads: usize) -> usize {
         max_threads
     }
+
+    /// A call that asked [`task_workers`](Policy::task_workers) has ended (returned or
+    /// unwound): called once per such call, on the thread that made it, after the call's tasks
+    /// are done. Calls from several threads overlap: a policy counts them. Must not block.
+    fn task_call_end(&self) {}
 
     /// Check the policy against the runtime it is being attached to (for example, a fixed team
     /// larger than `max_threads` is an error). Called once by the thread calling
@@ -65,9 +76,12 @@ pub trait Policy: Send + Sync + fmt::Debug {
     }
 
     /// Where a member runs. Called by each member (the region's starting thread included) as
-    /// it joins a team, before user code runs. The runtime applies a [`Placement::Cpus`] with
-    /// one `sched_setaffinity` call when it differs from the one the thread already has; the
-    /// starting thread gets its own mask back when the region ends. Must not block.
+    /// it joins a team, before user code runs, and by the threads that run tasks for calls
+    /// from outside the pool ([`MemberInfo::tasks`]): the calling thread as its call's tasks
+    /// start, a worker as it takes a task after being idle or serving a region. The runtime
+    /// applies a [`Placement::Cpus`] with one `sched_setaffinity` call when it differs from the
+    /// one the thread already has; the starting thread of a region, and the calling thread of
+    /// a call, get their own mask back when it ends. Must not block.
     fn placement(&self, member: &MemberInfo) -> Placement {
         let _ = member;
         Placement::Keep
@@ -275,6 +289,12 @@ pub struct MemberInfo {
     pub region: u64,
     /// The member's OS thread.
     pub thread: ThreadHandle,
+    /// Whether the thread runs tasks for calls from outside the pool (`join`, scopes, loops on
+    /// tasks) rather than a region: `member` is then its index in the pool (0: the calling
+    /// thread), `team_size` the number of threads that may take tasks (the policy's last
+    /// [`task_workers`](Policy::task_workers) answer), and `region` the number of regions
+    /// the runtime had run when the thread was placed.
+    pub tasks: bool,
 }
 
 impl MemberInfo {

@@ -286,6 +286,7 @@ impl<'a> Team<'a> {
             team_size: self.size,
             region: self.region,
             thread: self.thread,
+            tasks: false,
         }
     }
 

@@ -11,6 +11,15 @@
 //! region's end ([`Policy::region_end`]); between regions it runs unscheduled. Every member is
 //! pinned to its column's CPU while in a region.
 //!
+//! Tasks (`join`, scopes, loops on tasks) run on the same gang: a worker is pinned to its
+//! column's CPU as it takes tasks, and a thread calling into the pool from outside that runs
+//! its call's tasks (the pool's index 0) joins the gang as member 0 for the call, as a
+//! region's starting thread does for the region, and leaves it when the call ends
+//! ([`Policy::task_call_end`]). While member 0 is taken (by a region's starting thread, or
+//! another call's), a caller runs its tasks unscheduled. Every thread stops at its gang's
+//! switches by signal, and also cooperatively before each task it takes
+//! ([`Policy::safe_point`]).
+//!
 //! # Waiting
 //!
 //! Inside a gang, barriers and joins busy-wait ([`GangWait`]): the partner a thread waits for
@@ -21,6 +30,7 @@
 //!
 //! [`GangScheduler`]: crate::GangScheduler
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -55,6 +65,17 @@ impl GangPolicy {
     pub fn gang(&self) -> Option<&Gang> {
         self.gang.get()
     }
+
+    /// This policy's identity in [`TASK_CALLER`] (never 0).
+    fn key(&self) -> usize {
+        self as *const Self as usize
+    }
+}
+
+thread_local! {
+    /// The policy (its [`GangPolicy::key`]) whose gang the calling thread joined as member 0
+    /// for a call's tasks, or 0.
+    static TASK_CALLER: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Policy for GangPolicy {
@@ -91,7 +112,13 @@ impl Policy for GangPolicy {
         let Some(g) = self.gang.get() else {
             return Placement::Keep;
         };
-        if member.member == 0 && !self.member0.load(Ordering::Relaxed) {
+        if member.member == 0 && member.tasks {
+            // A call's thread: member 0 for the call when the place is free (module docs).
+            if g.join_unpinned(0).is_err() {
+                return Placement::Keep;
+            }
+            TASK_CALLER.with(|c| c.set(self.key()));
+        } else if member.member == 0 && !self.member0.load(Ordering::Relaxed) {
             if g.join_unpinned(0).is_err() {
                 return Placement::Keep;
             }
@@ -111,6 +138,14 @@ impl Policy for GangPolicy {
     /// Member 0 leaves the gang (called on that thread).
     fn region_end(&self, _report: &RegionReport<'_>) {
         if self.member0.swap(false, Ordering::Relaxed) {
+            thread::leave();
+        }
+    }
+
+    /// A call's thread that joined as member 0 for its tasks leaves the gang.
+    fn task_call_end(&self) {
+        if TASK_CALLER.with(|c| c.get()) == self.key() {
+            TASK_CALLER.with(|c| c.set(0));
             thread::leave();
         }
     }

@@ -94,11 +94,12 @@ use region::Shape;
 use spawn::Spawner;
 pub use spawn::{spawn, spawn_fifo, yield_local, yield_now, Yield, SPAWN_IDLE_EXIT};
 pub use stats::RuntimeStats;
+pub(crate) use worker::unplace;
 use worker::Mailbox;
 
 use crate::{
-    Builder, CpuSet, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
-    Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
+    Builder, CpuSet, MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart,
+    RegionTiming, Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
 };
 
 /// How often the starting thread of a probe that may give up reads the clock while it waits for
@@ -374,6 +375,11 @@ impl Inner {
     #[inline]
     pub(crate) fn idle_event(&self, index: usize) -> &Event {
         &self.mailboxes[index].event
+    }
+
+    /// How many regions the runtime has run (probes and inline regions not counted).
+    pub(crate) fn regions_run(&self) -> u64 {
+        self.stats.regions.load(Ordering::Relaxed)
     }
 }
 

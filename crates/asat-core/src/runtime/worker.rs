@@ -204,7 +204,7 @@ impl Inner {
         let result = catch_unwind(AssertUnwindSafe(|| {
             // The policy's placement is user code too: a panic in it poisons the region.
             if place {
-                restore = self.place(&team);
+                restore = self.place(&team.info(), member == 0);
             }
             // SAFETY: the JobRef and its closure outlive every member's run (see the job module
             // docs): the starting thread waits for all members before returning.
@@ -214,10 +214,7 @@ impl Inner {
             st.poison(payload);
         }
         if let Some(mask) = restore {
-            // Best effort: the caller's own mask could only fail to apply if it had become
-            // invalid, and there is nothing better to do with it then.
-            let _ = affinity::set(&mask);
-            PINNED.with(|p| p.set(None));
+            unplace(&mask);
         }
         if timing {
             st.now_ns()
@@ -226,18 +223,20 @@ impl Inner {
         }
     }
 
-    /// Applies the policy's placement; returns the mask to restore for the starting thread.
-    fn place(&self, team: &Team<'_>) -> Option<CpuSet> {
-        let Placement::Cpus(set) = self.policy.placement(&team.info()) else {
+    /// Applies the policy's placement for the calling thread, `info`; returns the mask to
+    /// give back when it is done, for a thread that wants its own back (`restore`: a region's
+    /// starting thread, a call's calling thread; workers keep the last placement).
+    pub(crate) fn place(&self, info: &MemberInfo, restore: bool) -> Option<CpuSet> {
+        let Placement::Cpus(set) = self.policy.placement(info) else {
             return None;
         };
         if PINNED.with(Cell::get) == Some(set) {
             return None;
         }
-        let old = if team.member == 0 {
-            // The starting thread gets its own mask back after the region; one that cannot
-            // be read (CPUs beyond a CpuSet's range) could not be restored, so the thread
-            // is not pinned at all.
+        let old = if restore {
+            // The thread gets its own mask back afterwards; one that cannot be read (CPUs
+            // beyond a CpuSet's range) could not be restored, so the thread is not pinned at
+            // all.
             match affinity::get() {
                 Ok(mask) => Some(mask),
                 Err(_) => return None,
@@ -252,6 +251,15 @@ impl Inner {
             None
         }
     }
+}
+
+/// Gives the calling thread back `mask`, its own from before a placement
+/// ([`Inner::place`] with `restore`).
+pub(crate) fn unplace(mask: &CpuSet) {
+    // Best effort: the thread's own mask could only fail to apply if it had become invalid,
+    // and there is nothing better to do with it then.
+    let _ = affinity::set(mask);
+    PINNED.with(|p| p.set(None));
 }
 
 impl Drop for Runtime {

@@ -8,7 +8,9 @@ use super::job::{StackJob, TaskRef};
 use super::latch::Latch;
 use super::{ctx, Ctx};
 use crate::current::{self, Member};
+use crate::payload::catch;
 use crate::runtime::InRegion;
+use crate::sync::Ordering;
 use crate::wait::{Event, WaitInfo, WaitSite};
 use crate::Runtime;
 
@@ -228,8 +230,12 @@ pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
     debug_assert!(!rt.forked());
     rt.start_task_workers();
     let tasks = inner.tasks();
+    tasks.calls.fetch_add(1, Ordering::Relaxed);
+    // Counted before the policy is asked, so that the policy hears of the end even when its
+    // answer unwinds.
+    let call = super::Call(inner);
     tasks.set_active(inner.policy.task_workers(inner.max_threads));
-    tasks.call()
+    call
 }
 
 /// Runs `f(data)` on the calling thread as index 0 of `rt` (a thread that runs its tasks) when
@@ -240,11 +246,25 @@ pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Resul
         return Err(data);
     };
     let c = Ctx::new(rt, 0, &mut local);
+    // Placed as the policy says for the call's length (module docs); a panic of the policy's
+    // leaves the thread where it is.
+    let _placed = Placed(catch(|| inner.place(&inner.task_member(0), true)).flatten());
     // Regions this thread starts while it runs tasks run inline (module docs).
     let _in_region = InRegion::enter();
     let _member = current::enter(Member::new(0, inner.max_threads, inner));
     // The free functions called in `f` (a parallel iterator's) go to `rt` too.
     Ok(crate::sys::scoped::set(rt, || ctx::enter(&c, || f(data))))
+}
+
+/// The mask a call's thread had before its placement: given back when dropped.
+struct Placed(Option<crate::CpuSet>);
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        if let Some(mask) = &self.0 {
+            crate::runtime::unplace(mask);
+        }
+    }
 }
 
 /// The calling thread's event for the latches of its calls from outside a pool.

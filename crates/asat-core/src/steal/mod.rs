@@ -61,6 +61,13 @@
 //! tasks, and every worker takes calls handed in through the injector (each is as its
 //! caller's own thread, and must run even when the number falls after it was handed in).
 //!
+//! Where they run is the policy's too, as for a region's members: the calling thread asks
+//! [`Policy::placement`](crate::Policy::placement) as its call's tasks start (and gets its
+//! own mask back when the call ends), a worker as it takes a task after being idle or serving
+//! a region; every thread calls [`Policy::safe_point`](crate::Policy::safe_point) before each
+//! task it takes from a queue (gang scheduling stops a thread there), and the policy hears of
+//! each call's end ([`Policy::task_call_end`](crate::Policy::task_call_end)).
+//!
 //! # Loops
 //!
 //! A parallel loop runs on tasks where a region would run inline or wait (see
@@ -150,12 +157,15 @@ pub(crate) struct Tasks {
     mail: Box<[Injector<TaskRef>]>,
 }
 
-/// A call from outside counted in [`Tasks::calls`].
-struct Call<'a>(&'a Tasks);
+/// A call from outside counted in [`Tasks::calls`], whose end the policy is told of
+/// ([`Policy::task_call_end`](crate::Policy::task_call_end)).
+struct Call<'a>(&'a Inner);
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
-        self.0.calls.fetch_sub(1, Ordering::Relaxed);
+        self.0.tasks().calls.fetch_sub(1, Ordering::Relaxed);
+        // A policy's panic must not unwind out of a drop that may run during an unwinding.
+        let _ = catch(|| self.0.policy.task_call_end());
     }
 }
 
@@ -200,12 +210,6 @@ impl Tasks {
                 p.store(true, Ordering::Relaxed);
             }
         }
-    }
-
-    /// Counts a call from outside the pool until the guard is dropped (see [`Tasks::busy`]).
-    fn call(&self) -> Call<'_> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        Call(self)
     }
 
     /// Whether calls from outside the pool run on its tasks now: a loop started meanwhile
@@ -496,7 +500,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// Runs a task taken from a queue, as a new start: its first join may share at once.
+    /// The policy's safe point comes first (see the module docs).
     fn run_task(&self, t: TaskRef) {
+        let inner = self.inner();
+        // A panic in the policy's hook must not keep the task from running (its owner waits).
+        let _ = catch(|| inner.policy.safe_point(&inner.task_member(self.index)));
         let now = Instant::now();
         self.last_beat.set(beat::first_beat(now));
         self.last_read.set(now);
@@ -670,19 +678,40 @@ impl Inner {
         let mut local = tasks.locals[index].lock();
         let ctx = Ctx::new(rt, index, &mut local);
         let member = crate::current::Member::new(index, self.max_threads, self);
+        // Whether the policy placed this worker for tasks since it was last idle or served a
+        // region (whose placement may differ).
+        let mut placed = false;
         ctx::enter(&ctx, || loop {
             if stop() {
                 break;
             }
             if serve() {
+                placed = false;
                 continue;
             }
             if let Some(t) = ctx.find_task() {
+                if !placed {
+                    placed = true;
+                    let _ = catch(|| self.place(&self.task_member(index), false));
+                }
                 let _member = crate::current::enter(member);
                 ctx.run_task(t);
                 continue;
             }
+            placed = false;
             ctx.idle(&|| stop() || posted(), WaitSite::Idle);
         });
+    }
+
+    /// The calling thread, index `index` of the pool, as a policy's hooks see a thread that
+    /// runs tasks ([`MemberInfo::tasks`](crate::MemberInfo::tasks)).
+    pub(crate) fn task_member(&self, index: usize) -> crate::MemberInfo {
+        crate::MemberInfo {
+            member: index,
+            team_size: self.tasks().active(),
+            region: self.regions_run(),
+            thread: crate::ThreadHandle::current(),
+            tasks: true,
+        }
     }
 }

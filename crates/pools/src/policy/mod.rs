@@ -23,6 +23,13 @@
 //!   1 returns to the home pool.
 //! - Drop: the master's 1 leaves.
 //!
+//! A call into the pool from outside that runs on tasks (`join`, scopes, loops on tasks) is
+//! placed as a region is: [`task_workers`](Policy::task_workers) decides (or reuses) the
+//! placement and answers its team size, the threads that run the call's tasks are pinned by
+//! [`placement`](Policy::placement), and [`task_call_end`](Policy::task_call_end) ends it as
+//! `region_end` does. Regions and calls that overlap (from several threads) share one
+//! placement: it is released when the last of them ends.
+//!
 //! # Holding a placement (fine-grain jobs)
 //!
 //! The paper places a job's threads once per parallel phase. A fine-grain job starts thousands
@@ -45,6 +52,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+use std::cell::LazyCell;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, MutexGuard, OnceLock};
@@ -62,7 +70,8 @@ use state::{Shared, State};
 /// Where one region's team went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionPlacement {
-    /// The region's sequence number.
+    /// The region's sequence number (for a call's tasks, the number of regions started
+    /// before it).
     pub seq: u64,
     /// The desired parallelism `d`.
     pub desired: usize,
@@ -153,7 +162,8 @@ impl PoolPolicy {
         self.params
     }
 
-    /// Where the last region's team went (None before the first region).
+    /// The last placement: where the last region's team, or the threads of a call's tasks,
+    /// went (None before the first).
     pub fn last_region(&self) -> Option<RegionPlacement> {
         self.lock().last.clone()
     }
@@ -192,45 +202,16 @@ impl Policy for PoolPolicy {
 
     fn plan(&self, start: &RegionStart) -> Plan {
         let mut st = self.lock();
-        let d = self
-            .desired
-            .unwrap_or(start.max_threads)
-            .clamp(1, start.max_threads.max(1));
-        if let Some(last) = &st.last {
-            if last.desired == d && self.shared.held_at(&st, start.now()) {
-                let a = last.threads;
-                st.regions += 1;
-                st.in_region = true;
-                return Plan::run(a);
-            }
-        }
-        // Threads still held (an earlier placement) leave before the new decision.
-        self.shared.release_all(&mut st);
-        let loads = self.shared.table.loads();
-        let asg = place(d, self.shared.home, &loads, &self.sizes, self.params);
-        for &(pool, n) in &asg.per_pool {
-            self.shared.table.add(pool, n as u32);
-        }
-        st.held.clone_from(&asg.per_pool);
-        let member_pools: Vec<usize> = asg.thread_pools().collect();
-        if let Some(m) = self.members.get() {
-            for (slot, &pool) in m.iter().zip(&member_pools) {
-                slot.store(pool as u32, Ordering::Relaxed);
-            }
-        }
+        let a = self.decide(&mut st, start.max_threads, || start.now(), start.seq);
         st.regions += 1;
-        st.in_region = true;
-        st.placed_at = Some(start.now());
-        st.last = Some(RegionPlacement {
-            seq: start.seq,
-            desired: d,
-            threads: asg.threads,
-            loads,
-            candidates: asg.candidates,
-            per_pool: asg.per_pool,
-            member_pools,
-        });
-        Plan::run(asg.threads)
+        Plan::run(a)
+    }
+
+    /// A call's tasks use the job's placement as a region does (module docs).
+    fn task_workers(&self, max_threads: usize) -> usize {
+        let mut st = self.lock();
+        let seq = st.regions;
+        self.decide(&mut st, max_threads, Instant::now, seq)
     }
 
     fn placement(&self, member: &MemberInfo) -> Placement {
@@ -245,8 +226,74 @@ impl Policy for PoolPolicy {
     }
 
     fn region_end(&self, _report: &RegionReport<'_>) {
+        self.end();
+    }
+
+    fn task_call_end(&self) {
+        self.end();
+    }
+}
+
+impl PoolPolicy {
+    /// The team of a region or a call's tasks that starts now (`now`, read at most once;
+    /// `seq`: the region's number, or for a call the number of regions started before it):
+    /// the placement in use while a region or call runs on it or its hold lasts, else a new
+    /// one. The region or call runs on it until [`end`](Self::end).
+    fn decide(
+        &self,
+        st: &mut State,
+        max_threads: usize,
+        now: impl FnOnce() -> Instant,
+        seq: u64,
+    ) -> usize {
+        let d = self
+            .desired
+            .unwrap_or(max_threads)
+            .clamp(1, max_threads.max(1));
+        let now = LazyCell::new(now);
+        if let Some(last) = &st.last {
+            // (A placement in use is kept whatever its hold: its threads run on it.)
+            if last.desired == d && (st.running > 0 || self.shared.held_at(st, *now)) {
+                st.running += 1;
+                return last.threads;
+            }
+        }
+        // Threads still held (an earlier placement) leave before the new decision.
+        self.shared.release_all(st);
+        let loads = self.shared.table.loads();
+        let asg = place(d, self.shared.home, &loads, &self.sizes, self.params);
+        for &(pool, n) in &asg.per_pool {
+            self.shared.table.add(pool, n as u32);
+        }
+        st.held.clone_from(&asg.per_pool);
+        let member_pools: Vec<usize> = asg.thread_pools().collect();
+        if let Some(m) = self.members.get() {
+            for (slot, &pool) in m.iter().zip(&member_pools) {
+                slot.store(pool as u32, Ordering::Relaxed);
+            }
+        }
+        st.running += 1;
+        st.placed_at = Some(*now);
+        st.last = Some(RegionPlacement {
+            seq,
+            desired: d,
+            threads: asg.threads,
+            loads,
+            candidates: asg.candidates,
+            per_pool: asg.per_pool,
+            member_pools,
+        });
+        asg.threads
+    }
+
+    /// A region or a call that ran on the placement has ended: the last one out releases the
+    /// threads, or leaves them held until the hold ends.
+    fn end(&self) {
         let mut st = self.lock();
-        st.in_region = false;
+        st.running = st.running.saturating_sub(1);
+        if st.running > 0 {
+            return;
+        }
         // (Without a hold nothing is ever held on: no clock read.)
         if !self.shared.hold.is_zero() && self.shared.held_at(&st, Instant::now()) {
             // Within the hold the threads stay counted: the next region reuses them, or the

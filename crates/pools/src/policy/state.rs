@@ -14,8 +14,9 @@ pub(super) struct State {
     pub(super) placed_at: Option<Instant>,
     pub(super) last: Option<RegionPlacement>,
     pub(super) regions: u64,
-    /// A region of the job is running (between `plan` and `region_end`).
-    pub(super) in_region: bool,
+    /// How many of the job's regions (between `plan` and `region_end`) and calls running
+    /// tasks (between `task_workers` and `task_call_end`) use the placement now.
+    pub(super) running: u32,
     /// The policy is being dropped: the releaser thread ends.
     pub(super) stop: bool,
     /// The releaser is in its untimed wait: no deadline is being timed, so a region that ends
@@ -113,12 +114,12 @@ pub(super) fn end_expired_holds(shared: &Shared) {
                     .unwrap_or_else(|e| e.into_inner())
                     .0
             }
-            Some(_) if !st.in_region => {
+            Some(_) if st.running == 0 => {
                 shared.release_to_home(&mut st);
                 continue;
             }
-            // Nothing held, a hold too long to end, or a hold that expired during a region
-            // (whose end releases it): idle until a region ends within a newer hold.
+            // Nothing held, a hold too long to end, or a hold that expired during a region or
+            // a call (whose end releases it): idle until one ends within a newer hold.
             _ => {
                 st.releaser_idle = true;
                 let mut st = shared.wake.wait(st).unwrap_or_else(|e| e.into_inner());
