@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `ASAT_MAX_THREADS` | [`Builder::max_threads`] | 1 ..= 4096 |
 //! | `RAYON_NUM_THREADS` | [`Builder::max_threads`] when `ASAT_MAX_THREADS` is not set (as rayon's pools read it, so that a program moved from rayon keeps its scripts) | 0 (the CPUs) ..= 4096 |
-//! | `ASAT_POLICY` | [`Builder::policy`] | see [`parse_policy`] |
+//! | `ASAT_POLICY` | [`Builder::policy`] | see [`parse_policy`](crate::parse_policy) |
 //! | `ASAT_WAIT` | [`Builder::wait`] | see [`parse_wait`] |
 //! | `ASAT_SOLO_SLICE` | [`Builder::solo_slice`] | `off`, or a time from `100us` to `100ms` |
 //!
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::MAX_THREADS_LIMIT;
-use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, Single, SpinThenPark, WaitStrategy};
+use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, SpinThenPark, WaitStrategy};
 
 type NameFn = dyn Fn(usize) -> String + Send + Sync;
 type HookFn = dyn Fn(usize) + Send + Sync;
@@ -276,7 +276,7 @@ impl Builder {
     ) -> Result<Runtime, Error> {
         let max_threads = self.max_threads_with_env(&env)?;
         let env_policy = env("ASAT_POLICY")
-            .map(|v| parse_policy_with_env(&v, &env))
+            .map(|v| crate::registry::parse_policy_with_env(&v, &env))
             .transpose()?;
         let env_wait = env("ASAT_WAIT").map(|v| parse_wait(&v)).transpose()?;
         let env_solo = env("ASAT_SOLO_SLICE")
@@ -333,13 +333,6 @@ fn parse_rayon_threads(v: &str) -> Result<Option<usize>, Error> {
         Ok(n) if n <= MAX_THREADS_LIMIT => Ok(Some(n)),
         _ => Err(Error::env("RAYON_NUM_THREADS", v, allowed)),
     }
-}
-
-/// Parses a policy name as `ASAT_POLICY` takes it: `fixed` (a team of `max_threads`),
-/// `fixed:N` (a team of N), `single`, `asat` (with its settings from `ASAT_EVAL_TIME`,
-/// `ASAT_BAD_TIME`, `ASAT_BAD_TRIG`, `ASAT_GOOD_TRIG`).
-pub fn parse_policy(v: &str) -> Result<Arc<dyn Policy>, Error> {
-    parse_policy_with_env(v, &env_var)
 }
 
 /// Parses a wait strategy as `ASAT_WAIT` takes it (OpenMP's `OMP_WAIT_POLICY`, with the spin
@@ -403,23 +396,6 @@ pub(crate) fn parse_duration(v: &str) -> Option<std::time::Duration> {
 /// replaced, so that it fails to parse (a clear error) instead of passing for unset.
 pub(crate) fn env_var(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-}
-
-pub(crate) fn parse_policy_with_env(
-    v: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Arc<dyn Policy>, Error> {
-    const ALLOWED: &str = "must be one of fixed, fixed:N (N >= 1), single, asat";
-    let t = v.trim().to_ascii_lowercase();
-    match t.as_str() {
-        "fixed" => Ok(Arc::new(Fixed::all())),
-        "single" => Ok(Arc::new(Single)),
-        "asat" => Ok(Arc::new(crate::Asat::from_env_with(env)?)),
-        _ => match t.strip_prefix("fixed:").map(|n| n.parse::<usize>()) {
-            Some(Ok(n)) if n >= 1 => Ok(Arc::new(Fixed::new(n))),
-            _ => Err(Error::env("ASAT_POLICY", v, ALLOWED)),
-        },
-    }
 }
 
 #[cfg(test)]

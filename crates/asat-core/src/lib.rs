@@ -54,6 +54,7 @@ mod job;
 mod payload;
 mod policy;
 pub mod private_file;
+mod registry;
 mod runtime;
 mod schedule;
 mod scope;
@@ -67,9 +68,7 @@ mod wait;
 
 pub use adaptive::{Asat, AsatConfig, AsatLogic, Decision, Evaluation, Rule};
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
-pub use builder::{
-    parse_policy, parse_solo_slice, parse_wait, Builder, DEFAULT_SOLO_SLICE, SOLO_SLICE_RANGE,
-};
+pub use builder::{parse_solo_slice, parse_wait, Builder, DEFAULT_SOLO_SLICE, SOLO_SLICE_RANGE};
 pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};
 pub use fixed::{Fixed, Single};
@@ -77,10 +76,14 @@ pub use global::{
     current_num_threads, current_thread_index, join, join_coarse, join_context, max_num_threads,
     FnContext, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder,
 };
+/// The distributed slices of [`POLICIES`] (other crates' entries name it as
+/// `#[linkme(crate = asat_core::linkme)]`).
+pub use linkme;
 pub use policy::{
     MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart, RegionTiming,
     RuntimeInfo, ThreadInfo,
 };
+pub use registry::{parse_policy, policies, BuildFn, Env, PolicyEntry, CORE, POLICIES};
 pub use runtime::{
     spawn, spawn_fifo, yield_local, yield_now, Runtime, RuntimeStats, ThreadBuilder, Yield,
     MAX_PROBES_PER_REGION, REGION_LOCK_WAIT, SPAWN_IDLE_EXIT,

@@ -161,6 +161,7 @@
 
 mod builder;
 pub mod domain;
+mod entry;
 mod error;
 mod gang;
 #[cfg(asat_inject)]

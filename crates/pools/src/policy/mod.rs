@@ -48,6 +48,7 @@
 //! [`SharedTable`]: crate::SharedTable
 
 mod builder;
+mod entry;
 mod state;
 #[cfg(test)]
 mod tests;
