@@ -4,8 +4,8 @@
 #   OUT:    an `npb --build-only --kernels mg` folder
 #   COPIES: copies run at once, as `npb --copies` takes them (e.g. 1, or 2,3)
 #   CELL:   THREADS:IMPLS, e.g. 1:serial,rayon,omp,asat-fixed (threads per copy, then `npb --impls`)
-# docs/results/npb/mg_scaling/:    npb_alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
-# docs/results/npb/mg_colocated/:  npb_alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
+# docs/results/npb/mg_scaling.txt:    npb_alternate_mg.sh ... 5 1 1:serial,rayon,omp,asat-fixed 2:omp,asat-fixed
+# docs/results/npb/mg_colocated.txt:  npb_alternate_mg.sh ... 5 2,3 2:serial,asat 1:asat-fixed
 set -euo pipefail
 if (($# < 6)); then
   echo "usage: $0 NPB_RUST NPB_CPP OUT ROUNDS COPIES THREADS:IMPLS... (see the comment at its top)" >&2
