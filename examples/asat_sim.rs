@@ -8,15 +8,22 @@
 //! ```
 //!
 //! Scenarios: `together` (k jobs of P threads start at once), `staggered` (one arrives every
-//! 5 evaluations; 30 evaluations after the last, all but the last leave), `hogs` (as together,
-//! beside max(1, P/4) single-threaded CPU hogs). Writes:
+//! 5 evaluations; 30 evaluations after the last, all but the last leave), `departure` (as
+//! together; after 30 evaluations the first job leaves), `grain` (as together, the jobs'
+//! regions in turn 50 us, 500 us and 5 ms of CPU time per member), `hogs` (as together,
+//! beside max(1, P/4) single-threaded CPU hogs). `--seed` takes a list (`1-10` for a range).
+//! Writes:
 //!
 //! - `DIR/asat_sim_trace.csv`: `rule,processors,jobs,scenario,job,evaluation,t_s,team_size`,
-//!   one row per evaluation of each job;
-//! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario with
+//!   one row per evaluation of each job, for the first seed;
+//! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario x seed with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
-//!   moves_per_eval_after,regain_evals,efficiency` (see `asat_core::adaptive::sim::Summary`; an empty cell is
-//!   "never" or "not applicable");
+//!   moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed` (see
+//!   `asat_core::adaptive::sim::Summary`; an empty cell is "never" or "not applicable").
+//!   `makespan` is the time in seconds from the start to the last job's end when every job
+//!   of the scenario (same arrivals, grains and hogs) has the same work, `--work-evals`
+//!   evaluation intervals of P CPUs, and leaves when it is done; `makespan_fixed` is the same
+//!   with a fixed team of P threads per job (`asat_core::adaptive::sim::makespan`);
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
 //!
@@ -24,7 +31,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use asat::adaptive::sim::{self, Config, Scenario, Summary, TracePoint};
 use asat::adaptive::Rule;
@@ -45,12 +52,16 @@ struct Args {
     /// Rules: paper (one thread at a time) and asat (jump to the probed share).
     #[arg(long, value_delimiter = ',', default_value = "paper,asat", value_parser = PossibleValuesParser::new(["paper", "asat"]))]
     rules: Vec<String>,
-    /// Scenarios: together, staggered, hogs.
-    #[arg(long, value_delimiter = ',', default_value = "together,staggered,hogs", value_parser = PossibleValuesParser::new(["together", "staggered", "hogs"]))]
+    /// Scenarios: together, staggered, departure, grain, hogs.
+    #[arg(long, value_delimiter = ',', default_value = "together,staggered,hogs", value_parser = PossibleValuesParser::new(sim::SCENARIOS))]
     scenarios: Vec<String>,
-    /// Seed of the simulated machine's random choices.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds of the simulated machine's random choices (a list; `A-B` is a range).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_seeds)]
+    seed: Vec<Vec<u64>>,
+    /// Each job's work for the makespan, in evaluation intervals of all P CPUs (0: no
+    /// makespan runs).
+    #[arg(long, default_value_t = 10, value_parser = RangedU64ValueParser::<u32>::new().range(0..=100))]
+    work_evals: u32,
     /// Output folder.
     #[arg(long, default_value = "out/asat_sim")]
     out: PathBuf,
@@ -61,8 +72,30 @@ struct Cell {
     processors: usize,
     jobs: usize,
     scenario: String,
+    seed: u64,
     trace: Vec<TracePoint>,
     summary: Summary,
+    makespan: Option<Duration>,
+    fixed: Option<Duration>,
+}
+
+/// `7` or `1-10`.
+fn parse_seeds(v: &str) -> Result<Vec<u64>, String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{x:?}: a seed is a whole number from 0"))
+    };
+    match v.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b || b - a >= 1000 {
+                return Err(format!("{v}: a range A-B needs A <= B, at most 1000 seeds"));
+            }
+            Ok((a..=b).collect())
+        }
+        None => Ok(vec![num(v)?]),
+    }
 }
 
 fn main() {
@@ -71,6 +104,9 @@ fn main() {
     dedup_in_order(&mut args.jobs);
     dedup_in_order(&mut args.rules);
     dedup_in_order(&mut args.scenarios);
+    let mut seeds: Vec<u64> = args.seed.concat();
+    dedup_in_order(&mut seeds);
+    args.seed = vec![seeds];
     if let Err(e) = run(&args) {
         eprintln!("asat_sim: {e}");
         std::process::exit(2);
@@ -85,33 +121,52 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         )
     })?;
     let mut cells = Vec::new();
-    let total = args.rules.len() * args.processors.len() * args.jobs.len() * args.scenarios.len();
+    let seeds = &args.seed[0];
+    let total = args.rules.len()
+        * args.processors.len()
+        * args.jobs.len()
+        * args.scenarios.len()
+        * seeds.len();
     let start = Instant::now();
     for &p in &args.processors {
         for &k in &args.jobs {
             for scenario in &args.scenarios {
-                for rule in &args.rules {
-                    let r = Rule::parse(rule).ok_or("unknown rule")?;
-                    let cfg = Config::new(p, r, args.seed);
-                    let sc = Scenario::named(scenario, p, k, cfg.asat.eval_interval)
+                for &seed in seeds {
+                    let mut fixed = None;
+                    for rule in &args.rules {
+                        let r = Rule::parse(rule).ok_or("unknown rule")?;
+                        let cfg = Config::new(p, r, seed);
+                        let sc = Scenario::named(
+                            scenario,
+                            p,
+                            k,
+                            cfg.asat.eval_interval,
+                            cfg.region_work,
+                        )
                         .ok_or("unknown scenario")?;
-                    let t = Instant::now();
-                    let trace = sim::run(&cfg, &sc)?;
-                    let summary = sim::summarize(&trace, &sc, &cfg);
-                    eprintln!(
-                        "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario}: {:.1} s",
-                        start.elapsed().as_secs_f64(),
-                        cells.len() + 1,
-                        t.elapsed().as_secs_f64()
-                    );
-                    cells.push(Cell {
-                        rule: rule.clone(),
-                        processors: p,
-                        jobs: k,
-                        scenario: scenario.clone(),
-                        trace,
-                        summary,
-                    });
+                        let t = Instant::now();
+                        let trace = sim::run(&cfg, &sc)?;
+                        let summary = sim::summarize(&trace, &sc, &cfg);
+                        let (makespan, f) = makespans(&cfg, &sc, args.work_evals, fixed)?;
+                        fixed = Some(f);
+                        eprintln!(
+                            "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
+                            start.elapsed().as_secs_f64(),
+                            cells.len() + 1,
+                            t.elapsed().as_secs_f64()
+                        );
+                        cells.push(Cell {
+                            rule: rule.clone(),
+                            processors: p,
+                            jobs: k,
+                            scenario: scenario.clone(),
+                            seed,
+                            trace: if seed == seeds[0] { trace } else { Vec::new() },
+                            summary,
+                            makespan,
+                            fixed: f,
+                        });
+                    }
                 }
             }
         }
@@ -120,6 +175,37 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     print_table(&cells);
     plot(args, &cells)?;
     Ok(())
+}
+
+/// The makespans of `sc` with every job given `work_evals` intervals of all CPUs as work:
+/// under `cfg`'s rule, and with fixed teams (`known` when already run for this cell).
+fn makespans(
+    cfg: &Config,
+    sc: &Scenario,
+    work_evals: u32,
+    known: Option<Option<Duration>>,
+) -> Result<(Option<Duration>, Option<Duration>), Box<dyn std::error::Error>> {
+    if work_evals == 0 {
+        return Ok((None, None));
+    }
+    let eval = cfg.asat.eval_interval;
+    let work = eval * work_evals * cfg.processors as u32;
+    // generous: every job alone at a quarter of the machine's speed, after the last arrival
+    let last = sc.jobs.iter().map(|j| j.arrive).max().unwrap_or_default();
+    let limit = (last + eval * work_evals * 4 * sc.jobs.len() as u32).min(sim::MAX_DURATION);
+    let with_work = sc.with_work(work, limit);
+    let rule = sim::makespan(cfg, &with_work)?;
+    let fixed = match known {
+        Some(f) => f,
+        None => sim::makespan(
+            &Config {
+                fixed: true,
+                ..cfg.clone()
+            },
+            &with_work,
+        )?,
+    };
+    Ok((rule, fixed))
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -138,7 +224,8 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
     )?;
     let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
-    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency")?;
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed")?;
+    let secs = |d: Option<Duration>| opt_f(d.map(|d| d.as_secs_f64()), 3);
     for c in cells {
         for p in &c.trace {
             writeln!(
@@ -157,7 +244,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         let m = &c.summary;
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.rule,
             c.processors,
             c.jobs,
@@ -167,7 +254,10 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
             opt_f(m.max_share_dev, 3),
             opt_f(m.moves_per_eval_after, 3),
             opt(m.regain_evals),
-            opt_f(m.efficiency, 3)
+            opt_f(m.efficiency, 3),
+            secs(c.makespan),
+            secs(c.fixed),
+            c.seed
         )?;
     }
     t.flush()?;
@@ -175,17 +265,26 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
 }
 
 fn print_table(cells: &[Cell]) {
-    println!("| rule | P | k | scenario | settle evals | total after | max share dev | moves/eval | regain evals | efficiency |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         let m = &c.summary;
         let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
+        let ratio = match (c.makespan, c.fixed) {
+            (Some(a), Some(f)) if !f.is_zero() => {
+                format!("{:.2}", a.as_secs_f64() / f.as_secs_f64())
+            }
+            _ => "-".into(),
+        };
+        let secs =
+            |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.2}", d.as_secs_f64()));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.rule,
             c.processors,
             c.jobs,
             c.scenario,
+            c.seed,
             m.settle_evals.map_or("never".into(), |v| v.to_string()),
             dash(opt_f(m.total_after, 1)),
             m.max_share_dev
@@ -194,6 +293,9 @@ fn print_table(cells: &[Cell]) {
             dash(opt(m.regain_evals)),
             m.efficiency
                 .map_or("-".into(), |e| format!("{:.0}%", e * 100.0)),
+            secs(c.makespan),
+            secs(c.fixed),
+            ratio,
         );
     }
 }
@@ -211,7 +313,11 @@ fn plot(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Error>> {
     for (i, scenario) in args.scenarios.iter().enumerate() {
         for (j, rule) in args.rules.iter().enumerate() {
             let Some(c) = cells.iter().find(|c| {
-                c.processors == p && c.jobs == k && &c.scenario == scenario && &c.rule == rule
+                c.processors == p
+                    && c.jobs == k
+                    && &c.scenario == scenario
+                    && &c.rule == rule
+                    && !c.trace.is_empty()
             }) else {
                 continue;
             };

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use asat::adaptive::sim::{run, summarize, Config, Scenario, TracePoint};
+use asat::adaptive::sim::{makespan, run, summarize, Config, Scenario, TracePoint};
 use asat::adaptive::Rule;
 
 const EVAL: Duration = Duration::from_millis(200);
@@ -281,4 +281,57 @@ fn teams_of_one_fill_the_cpus_the_hogs_leave() {
         let s = summarize(&trace, &sc, &cfg);
         assert!(s.efficiency.is_some_and(|e| e >= 0.9), "seed {seed}: {s:?}");
     }
+}
+
+#[test]
+fn after_a_departure_the_jobs_left_regain_the_machine_within_eight_evaluations() {
+    // The target: the others take the CPUs a job leaves within 8 evaluations. The
+    // jobs left grow into the idle CPUs in proportion (`rule::idle_target`), all at once.
+    for (p, k, seed) in [(16, 4, 1), (64, 4, 2), (64, 8, 1)] {
+        let cfg = Config::new(p, Rule::Asat, seed);
+        let sc = Scenario::departure(p, k, EVAL);
+        let trace = run(&cfg, &sc).unwrap();
+        let s = summarize(&trace, &sc, &cfg);
+        assert!(
+            s.regain_evals.is_some_and(|e| e <= 8),
+            "P {p}, k {k}, seed {seed}: {s:?}"
+        );
+        // the first job is gone: no evaluation of it after its departure
+        let leave = sc.jobs[0].depart;
+        assert!(trace.iter().all(|q| q.job != 0 || q.t < leave + EVAL));
+    }
+}
+
+/// Makespans of `sc` with `evals` intervals of all CPUs as each job's work: asat's rule and
+/// a fixed team of P threads per job.
+fn makespans(p: usize, sc: &Scenario, evals: u32) -> (Duration, Duration) {
+    let cfg = Config::new(p, Rule::Asat, 1);
+    let work = sc.with_work(EVAL * evals * p as u32, EVAL * 400);
+    let asat = makespan(&cfg, &work).unwrap().expect("every job finishes");
+    let fixed = Config { fixed: true, ..cfg };
+    let fixed = makespan(&fixed, &work)
+        .unwrap()
+        .expect("every job finishes");
+    (asat, fixed)
+}
+
+#[test]
+fn a_job_alone_finishes_as_soon_as_a_fixed_team_and_crowded_jobs_sooner() {
+    // Alone, asat's team is the fixed one: within 5%. Four jobs of 16 threads on 16 CPUs
+    // lose to oversubscription with fixed teams (a barrier waits for members that share
+    // CPUs); asat's jobs take about 4 threads each and finish sooner.
+    let (asat, fixed) = makespans(16, &Scenario::together(16, 1, EVAL), 5);
+    let ratio = asat.as_secs_f64() / fixed.as_secs_f64();
+    assert!(ratio <= 1.05, "alone: {asat:?} against {fixed:?}");
+    // 5 intervals of 16 CPUs at ~94% efficiency: a little over 1 s
+    assert!(
+        (1.0..1.3).contains(&fixed.as_secs_f64()),
+        "alone, fixed: {fixed:?}"
+    );
+    let (asat, fixed) = makespans(16, &Scenario::together(16, 4, EVAL), 5);
+    assert!(
+        asat.as_secs_f64() <= 0.95 * fixed.as_secs_f64(),
+        "4 jobs: {asat:?} against {fixed:?}"
+    );
+    assert!(fixed.as_secs_f64() >= 4.0, "4 jobs of 1 s each: {fixed:?}");
 }

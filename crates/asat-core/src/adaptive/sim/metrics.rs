@@ -19,7 +19,8 @@ pub struct Summary {
     /// after the one that brought the sum into the band (that move is the settling, not a
     /// move after it).
     pub moves_per_eval_after: Option<f64>,
-    /// Evaluations the last job needs, after the others left, to reach `0.9 P` (`None`:
+    /// Evaluation intervals the jobs left need, after the others left, to hold `0.9 C`
+    /// threads together (each counted at its first evaluation after the departures; `None`:
     /// never, or no departures in the scenario).
     pub regain_evals: Option<u32>,
     /// The jobs' useful CPU time (their completed regions' work) over the CPU time of the `C`
@@ -68,7 +69,7 @@ pub fn summarize(trace: &[TracePoint], scenario: &Scenario, cfg: &Config) -> Sum
         total_after: None,
         max_share_dev: None,
         moves_per_eval_after: None,
-        regain_evals: regain(trace, scenario, p),
+        regain_evals: regain(trace, scenario, cfg, cpus),
         efficiency: efficiency(trace, scenario, cfg, cpus),
     };
     let Some(t0) = settled_at else {
@@ -110,22 +111,30 @@ fn efficiency(trace: &[TracePoint], sc: &Scenario, cfg: &Config, cpus: usize) ->
         if secs <= 0.0 {
             return None;
         }
-        let work = cfg.region_work.as_secs_f64() * spec.max_threads as f64;
+        let work = spec.grain.unwrap_or(cfg.region_work).as_secs_f64() * spec.max_threads as f64;
         useful += (last.regions - first.regions) as f64 * work / secs;
     }
     Some(useful / cpus as f64)
 }
 
-/// Evaluations of the last job after the others left until its team reaches `0.9 P`.
-fn regain(trace: &[TracePoint], scenario: &Scenario, p: usize) -> Option<u32> {
+/// Evaluation intervals after the departures until the teams of the jobs left add up to
+/// `0.9 C` (`C` the CPUs the hogs leave), counted at their evaluations.
+fn regain(trace: &[TracePoint], scenario: &Scenario, cfg: &Config, cpus: usize) -> Option<u32> {
     let from = scenario.regain_from?;
-    let last = scenario.jobs.len() - 1;
-    let goal = (0.9 * p as f64).ceil() as usize;
-    trace
-        .iter()
-        .filter(|q| q.job == last && q.t >= from)
-        .position(|q| q.team >= goal)
-        .map(|i| i as u32 + 1)
+    let left: Vec<usize> = (0..scenario.jobs.len())
+        .filter(|&j| scenario.jobs[j].depart > from)
+        .collect();
+    let goal = (0.9 * cpus as f64).ceil() as usize;
+    let mut team: Vec<Option<usize>> = vec![None; scenario.jobs.len()];
+    let eval = cfg.asat.eval_interval.as_nanos().max(1);
+    for q in trace.iter().filter(|q| q.t >= from) {
+        team[q.job] = Some(q.team);
+        let sum: usize = left.iter().filter_map(|&j| team[j]).sum();
+        if left.iter().all(|&j| team[j].is_some()) && sum >= goal {
+            return Some((q.t - from).as_nanos().div_ceil(eval).max(1) as u32);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -152,12 +161,8 @@ mod tests {
         let cfg = Config::new(8, Rule::Asat, 0);
         let sc = Scenario {
             jobs: vec![
-                JobSpec {
-                    max_threads: 8,
-                    arrive: Duration::ZERO,
-                    depart: Duration::from_secs(1),
-                };
-                2
+                JobSpec::new(8, Duration::ZERO, Duration::from_secs(1)),
+                JobSpec::new(8, Duration::ZERO, Duration::from_secs(2)),
             ],
             hogs: 0,
             end: Duration::from_secs(2),
@@ -193,7 +198,7 @@ mod tests {
         assert_eq!(
             s.regain_evals,
             Some(2),
-            "8 >= 0.9 * 8 at the second evaluation"
+            "8 >= 0.9 * 8 at the second interval after the departure"
         );
         // each job: one region (8 x 500 us) per ms, 4 CPUs each, 8 CPUs in all
         assert!((s.efficiency.unwrap() - 1.0).abs() < 1e-9, "{s:?}");

@@ -18,9 +18,11 @@
 //!   goes back to the logic.
 //! - Runs are deterministic given the seed.
 //!
-//! [`Scenario::together`], [`Scenario::staggered`] and [`Scenario::hogs`] are the scenarios of
-//! `examples/asat_sim.rs`; [`summarize`] computes its figures (settling, total, fairness,
-//! moves, regain) from a trace.
+//! [`Scenario::together`], [`Scenario::staggered`], [`Scenario::departure`],
+//! [`Scenario::grain`] and [`Scenario::hogs`] are the scenarios of `examples/asat_sim.rs`;
+//! [`summarize`] computes its figures (settling, total, fairness, moves, regain) from a
+//! trace, and [`makespan`] the time k jobs of a fixed amount of work take, under the rule or
+//! with a fixed team of `max_threads` each ([`Config::fixed`]).
 //!
 //! ```
 //! use asat_core::adaptive::sim::{run, summarize, Config, Scenario};
@@ -37,9 +39,11 @@
 
 mod engine;
 mod metrics;
+mod scenario;
 mod world;
 
 pub use metrics::{summarize, Summary};
+pub use scenario::{JobSpec, Scenario, SCENARIOS};
 
 use std::time::Duration;
 
@@ -78,6 +82,9 @@ pub struct Config {
     pub schedstat: bool,
     /// The logic's settings (the rule among them).
     pub asat: AsatConfig,
+    /// Every job runs `max_threads` threads in every region and never evaluates: a fixed
+    /// team (the `fixed` policy), the baseline of [`makespan`]. Default off.
+    pub fixed: bool,
     /// The seed of the machine's random choices.
     pub seed: u64,
 }
@@ -99,103 +106,8 @@ impl Config {
                 rule,
                 ..AsatConfig::default()
             },
+            fixed: false,
             seed,
-        }
-    }
-}
-
-/// A job: its `max_threads`, when it arrives and when it leaves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JobSpec {
-    /// The runtime's `max_threads`.
-    pub max_threads: usize,
-    /// Arrival.
-    pub arrive: Duration,
-    /// Departure (at its first region start after this).
-    pub depart: Duration,
-}
-
-/// Jobs and hogs on the machine, and the span the figures are taken over.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scenario {
-    /// The ASAT jobs.
-    pub jobs: Vec<JobSpec>,
-    /// Single-threaded CPU hogs, running from the start to the end.
-    pub hogs: usize,
-    /// When the run ends.
-    pub end: Duration,
-    /// From when every job is present: the settling is counted from here...
-    pub settle_from: Duration,
-    /// ...to here (the first departure, or the end).
-    pub settle_until: Duration,
-    /// When every job but the last has left (scenarios with departures).
-    pub regain_from: Option<Duration>,
-}
-
-/// Evaluations each phase of a scenario lasts.
-const PHASE_EVALS: u32 = 30;
-/// Evaluations between two arrivals of the staggered scenario.
-const STAGGER_EVALS: u32 = 5;
-/// Evaluations the last job of the staggered scenario runs alone.
-const REGAIN_EVALS: u32 = 15;
-
-impl Scenario {
-    /// `jobs` jobs of `processors` threads start together and run for 30 evaluations.
-    pub fn together(processors: usize, jobs: usize, eval: Duration) -> Self {
-        let end = eval * PHASE_EVALS;
-        let spec = JobSpec {
-            max_threads: processors,
-            arrive: Duration::ZERO,
-            depart: end,
-        };
-        Scenario {
-            jobs: vec![spec; jobs],
-            hogs: 0,
-            end,
-            settle_from: Duration::ZERO,
-            settle_until: end,
-            regain_from: None,
-        }
-    }
-
-    /// As [`together`](Self::together), beside `max(1, processors / 4)` CPU hogs.
-    pub fn hogs(processors: usize, jobs: usize, eval: Duration) -> Self {
-        Scenario {
-            hogs: (processors / 4).max(1),
-            ..Self::together(processors, jobs, eval)
-        }
-    }
-
-    /// Jobs arrive one every 5 evaluations; 30 evaluations after the last arrived, all but
-    /// the last leave, and the last runs alone for 15 more.
-    pub fn staggered(processors: usize, jobs: usize, eval: Duration) -> Self {
-        let last = eval * STAGGER_EVALS * (jobs.max(1) as u32 - 1);
-        let leave = last + eval * PHASE_EVALS;
-        let end = leave + eval * REGAIN_EVALS;
-        let jobs_v = (0..jobs)
-            .map(|j| JobSpec {
-                max_threads: processors,
-                arrive: eval * STAGGER_EVALS * j as u32,
-                depart: if j + 1 == jobs { end } else { leave },
-            })
-            .collect();
-        Scenario {
-            jobs: jobs_v,
-            hogs: 0,
-            end,
-            settle_from: last,
-            settle_until: leave,
-            regain_from: (jobs > 1).then_some(leave),
-        }
-    }
-
-    /// The scenario named `together`, `staggered` or `hogs`.
-    pub fn named(name: &str, processors: usize, jobs: usize, eval: Duration) -> Option<Self> {
-        match name {
-            "together" => Some(Self::together(processors, jobs, eval)),
-            "staggered" => Some(Self::staggered(processors, jobs, eval)),
-            "hogs" => Some(Self::hogs(processors, jobs, eval)),
-            _ => None,
         }
     }
 }
@@ -226,6 +138,31 @@ pub fn run(cfg: &Config, scenario: &Scenario) -> Result<Vec<TracePoint>, Error> 
     Ok(w.trace)
 }
 
+/// Runs `scenario` on the machine of `cfg` until every job has left (give its jobs work with
+/// [`Scenario::with_work`]): the time the last job left, its makespan; `None` if a job was
+/// still there at the scenario's end.
+///
+/// ```
+/// use asat_core::adaptive::sim::{makespan, Config, Scenario};
+/// use asat_core::adaptive::Rule;
+/// use std::time::Duration;
+/// let mut cfg = Config::new(4, Rule::Asat, 1);
+/// let eval = cfg.asat.eval_interval;
+/// // two jobs of 0.4 CPU-seconds each on 4 CPUs
+/// let sc = Scenario::together(4, 2, eval).with_work(eval * 2, eval * 100);
+/// let asat = makespan(&cfg, &sc)?.unwrap();
+/// cfg.fixed = true;
+/// let fixed = makespan(&cfg, &sc)?.unwrap();
+/// assert!(asat >= Duration::from_millis(200) && fixed >= Duration::from_millis(200));
+/// # Ok::<(), asat_core::Error>(())
+/// ```
+pub fn makespan(cfg: &Config, scenario: &Scenario) -> Result<Option<Duration>, Error> {
+    check(cfg, scenario)?;
+    let mut w = world::World::new(cfg, scenario);
+    w.run(scenario.end);
+    Ok(w.makespan())
+}
+
 fn check(cfg: &Config, sc: &Scenario) -> Result<(), Error> {
     let bad = |what: String| Err(Error::policy("asat-sim", what));
     if !(1..=MAX_PROCESSORS).contains(&cfg.processors) {
@@ -253,6 +190,14 @@ fn check(cfg: &Config, sc: &Scenario) -> Result<(), Error> {
             "max_threads {}: must be between 1 and {MAX_PROCESSORS}",
             j.max_threads
         ));
+    }
+    if let Some(g) = sc
+        .jobs
+        .iter()
+        .filter_map(|j| j.grain)
+        .find(|g| g.is_zero() || *g > Duration::from_secs(10))
+    {
+        return bad(format!("grain {g:?}: must be above 0 and at most 10 s"));
     }
     for (name, d) in [
         ("slice", cfg.slice),

@@ -1,5 +1,6 @@
 //! The jobs on the simulated machine: each is a bulk-synchronous loop of regions whose master
-//! asks the real [`AsatLogic`] for every region's team, runs the timed barriers it asks for
+//! asks the real [`AsatLogic`] for every region's team (or, with [`Config::fixed`], always
+//! runs `max_threads`), runs the timed barriers it asks for
 //! (with the runtime's give-up rule), and whose members wait for work and at barriers by
 //! spinning, then blocking, as the runtime's default wait does.
 
@@ -65,9 +66,12 @@ struct Job {
     psi_mark: Option<(u128, u128)>,
     mark: Option<Mark>,
     evaluations: usize,
-    /// Work regions completed (timed barriers not counted).
+    /// Work regions completed (timed barriers not counted), and their CPU time.
     regions: u64,
+    done: Ns,
     gone: bool,
+    /// When it left.
+    left: Option<Ns>,
 }
 
 /// One simulation run.
@@ -118,7 +122,9 @@ impl<'a> World<'a> {
                 mark: None,
                 evaluations: 0,
                 regions: 0,
+                done: 0,
                 gone: false,
+                left: None,
             });
             // The only timers are arrivals; the token is the job.
             w.eng.timer(ns(spec.arrive), j as u64);
@@ -129,13 +135,24 @@ impl<'a> World<'a> {
     /// Runs until `end`.
     pub(super) fn run(&mut self, end: Duration) {
         let end = ns(end);
-        while let Some(note) = self.eng.next(end) {
+        while self.jobs.iter().any(|j| !j.gone) {
+            let Some(note) = self.eng.next(end) else {
+                break;
+            };
             match note {
                 Note::Timer(t) => self.on_timer(t),
                 Note::OnCpu(tid) => self.on_cpu(tid),
                 Note::Done(tid) => self.on_done(tid),
             }
         }
+    }
+
+    /// When the last job left, if every job did.
+    pub(super) fn makespan(&self) -> Option<Duration> {
+        self.jobs
+            .iter()
+            .map(|j| j.left.map(Duration::from_nanos))
+            .try_fold(Duration::ZERO, |a, l| l.map(|l| a.max(l)))
     }
 
     fn member(&self, tid: Tid) -> Option<(usize, usize)> {
@@ -204,11 +221,15 @@ impl<'a> World<'a> {
     /// The master is on a CPU at a region start: ask the logic, post the episode.
     fn region_start(&mut self, job: usize) {
         let now = self.eng.now();
-        if now >= ns(self.jobs[job].spec.depart) {
+        let spec = self.jobs[job].spec;
+        if now >= ns(spec.depart) || spec.work.is_some_and(|w| self.jobs[job].done >= ns(w)) {
             return self.depart(job);
         }
+        let bound = spec.max_threads.min(self.cfg.processors);
+        if self.cfg.fixed {
+            return self.post(job, bound.max(1), false, None);
+        }
         let at = self.base + Duration::from_nanos(now);
-        let bound = self.jobs[job].spec.max_threads.min(self.cfg.processors);
         let (eng, cfg) = (&self.eng, self.cfg);
         let j = &mut self.jobs[job];
         let result = j.result.take();
@@ -269,7 +290,7 @@ impl<'a> World<'a> {
         let work = if probe {
             0
         } else {
-            ns(self.cfg.region_work) * max / size as u64
+            self.grain(job) * max / size as u64
         };
         let j = &mut self.jobs[job];
         let epoch = j.ep.epoch + 1;
@@ -364,7 +385,10 @@ impl<'a> World<'a> {
     fn release(&mut self, job: usize) {
         self.jobs[job].ep.released = true;
         if !self.jobs[job].ep.probe {
-            self.jobs[job].regions += 1;
+            let work = self.grain(job) * self.jobs[job].spec.max_threads as u64;
+            let j = &mut self.jobs[job];
+            j.regions += 1;
+            j.done += work;
         }
         let size = self.jobs[job].ep.size;
         // Workers first: the master's proceeding starts the next region.
@@ -404,8 +428,14 @@ impl<'a> World<'a> {
         }
     }
 
+    /// CPU time of a region of `job` per member at `max_threads`.
+    fn grain(&self, job: usize) -> Ns {
+        ns(self.jobs[job].spec.grain.unwrap_or(self.cfg.region_work))
+    }
+
     fn depart(&mut self, job: usize) {
         self.jobs[job].gone = true;
+        self.jobs[job].left = Some(self.eng.now());
         for &tid in &self.jobs[job].members {
             self.eng.exit(tid);
         }
