@@ -150,7 +150,7 @@ impl Builder {
     /// Must be in [`SOLO_SLICE_RANGE`] (100 µs to 100 ms).
     ///
     /// When the policy gives a region a team of one (ASAT on a crowded machine, or
-    /// [`Single`]), the thread that starts it asks for this slice for the length of the
+    /// [`Single`](crate::Single)), the thread that starts it asks for this slice for the length of the
     /// region, once its previous such region lasted at least a millisecond (asking and giving
     /// back cost four system calls), and asks for the kernel's default slice again when the
     /// region ends; threads it creates meanwhile start with the default slice. A team of one

@@ -45,7 +45,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 use std::thread::ThreadId;
 
-use crate::current::{self, Member};
+use crate::runtime::current::{self, Member};
 use crate::spawn_handler::ThreadSpawn;
 use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, WaitStrategy};
 

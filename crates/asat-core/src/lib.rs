@@ -46,7 +46,6 @@ pub mod adaptive;
 mod broadcast;
 mod builder;
 mod cpuset;
-mod current;
 mod error;
 mod fixed;
 mod global;

@@ -75,6 +75,7 @@ use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsi
 use crate::sys::affinity;
 use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
+pub(crate) mod current;
 mod custom;
 mod execute;
 mod loops;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::job::{StackJob, TaskRef};
 use super::latch::Latch;
 use super::{ctx, Ctx};
-use crate::current::{self, Member};
+use crate::runtime::current::{self, Member};
 use crate::payload::catch;
 use crate::runtime::InRegion;
 use crate::sync::Ordering;

@@ -677,7 +677,7 @@ impl Inner {
         let tasks = self.tasks();
         let mut local = tasks.locals[index].lock();
         let ctx = Ctx::new(rt, index, &mut local);
-        let member = crate::current::Member::new(index, self.max_threads, self);
+        let member = crate::runtime::current::Member::new(index, self.max_threads, self);
         // Whether the policy placed this worker for tasks since it was last idle or served a
         // region (whose placement may differ).
         let mut placed = false;
@@ -694,7 +694,7 @@ impl Inner {
                     placed = true;
                     let _ = catch(|| self.place(&self.task_member(index), false));
                 }
-                let _member = crate::current::enter(member);
+                let _member = crate::runtime::current::enter(member);
                 ctx.run_task(t);
                 continue;
             }

@@ -321,7 +321,7 @@ where
     H: Handle<'scope>,
 {
     enter(rt, fifo, op, |op| {
-        crate::current::install(rt, || outside(rt, fifo, op))
+        crate::runtime::current::install(rt, || outside(rt, fifo, op))
     })
 }
 
@@ -334,7 +334,7 @@ where
     OP: FnOnce(&H) -> R,
 {
     // `op` and the tasks this thread runs see `rt` as the current runtime on every path.
-    let here = |op| crate::current::install(rt, || serial(rt, fifo, op));
+    let here = |op| crate::runtime::current::install(rt, || serial(rt, fifo, op));
     ctx::with(|c| match c {
         Some(c) if c.rt.id() == rt.id() => on_ctx(c, fifo, false, op),
         _ if rt.forked() => here(op),

@@ -266,7 +266,7 @@ impl Runtime {
     /// calls already running).
     pub fn loops_on_tasks(&self) -> bool {
         let mine = ctx::with(|c| c.is_some_and(|c| c.rt.id() == self.id()));
-        if mine || crate::current::member().is_some() {
+        if mine || crate::runtime::current::member().is_some() {
             return true;
         }
         !Runtime::in_region() && (self.inner().tasks().busy() || self.region_busy())

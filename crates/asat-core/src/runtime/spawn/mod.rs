@@ -48,7 +48,7 @@ use std::collections::VecDeque;
 use parking_lot::{Condvar, MutexGuard};
 
 use super::*;
-use crate::current;
+use crate::runtime::current;
 use crate::payload::{catch, drop_payload};
 
 mod install;
