@@ -206,12 +206,6 @@ pub mod result {
     pub type IterMut<'a, T> = crate::slice::IterMut<'a, T>;
 }
 
-/// The parallel iterator of an array by value: moved into a `Vec`, its items moved out.
-pub mod array {
-    /// By value.
-    pub type IntoIter<T, const N: usize> = crate::vec::IntoIter<T>;
-}
-
 /// The parallel iterator of `String::par_drain`: the drained characters, gathered first.
 pub mod string {
     /// `par_drain(range)`.

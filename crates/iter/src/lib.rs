@@ -222,6 +222,7 @@
 //!   [`ThreadPoolBuilder`]).
 
 pub mod adapters;
+pub mod array;
 pub mod blocks;
 pub mod bridge;
 pub mod chain;
@@ -279,7 +280,7 @@ pub use blocks::{ExponentialBlocks, UniformBlocks};
 pub use bridge::{IterBridge, ParallelBridge};
 pub use chain::{Chain, Rev};
 pub use collect::FromParallelIterator;
-pub use collections::{array, option, result, string};
+pub use collections::{option, result, string};
 pub use drain::{ParallelDrainFull, ParallelDrainRange};
 pub use extend::ParallelExtend;
 pub use flat_map::{FlatMap, Flatten};

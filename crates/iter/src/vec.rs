@@ -138,16 +138,6 @@ impl<T: Clone> Clone for IntoIter<T> {
     }
 }
 
-/// Arrays by value move their items out, as `Vec`s do.
-impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
-    type Iter = crate::collections::array::IntoIter<T, N>;
-    type Item = T;
-
-    fn into_par_iter(self) -> IntoIter<T> {
-        Vec::from(self).into_par_iter()
-    }
-}
-
 impl<T> Drop for IntoIter<T> {
     fn drop(&mut self) {
         // (then `_buffer` frees the allocation)

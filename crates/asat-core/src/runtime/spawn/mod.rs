@@ -48,8 +48,8 @@ use std::collections::VecDeque;
 use parking_lot::{Condvar, MutexGuard};
 
 use super::*;
-use crate::runtime::current;
 use crate::payload::{catch, drop_payload};
+use crate::runtime::current;
 
 mod install;
 
