@@ -207,7 +207,7 @@ impl GangSchedulerBuilder {
         if cpus.is_empty() {
             return Err(Error::cpus("the affinity mask is empty"));
         }
-        sys::install_handler(signal).map_err(|e| {
+        sys::install_handler(signal, crate::switch::on_stop_signal).map_err(|e| {
             Error::signal(
                 offset,
                 format!("{e}: choose another with signal_offset or ASAT_GANG_SIGNAL"),

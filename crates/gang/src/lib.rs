@@ -159,6 +159,7 @@
 //!
 //! Linux only (futexes, real-time signals, `sched_setaffinity`).
 
+mod binding;
 mod builder;
 pub mod domain;
 mod entry;

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
 
 use crate::switch::{self, Cause};
-use crate::{sys, thread};
+use crate::{binding, sys, thread};
 
 thread_local! {
     // Const-initialized atomics without destructors: plain thread-local words the signal
@@ -43,7 +43,7 @@ pub(crate) fn forget_pending_stop() {
 /// [`preempt_off`] section it does nothing.
 #[inline]
 pub fn safe_point() {
-    if let Some((shared, slot, col)) = sys::binding() {
+    if let Some((shared, slot, col)) = binding::binding() {
         if shared.slots[slot].run.load(Ordering::Relaxed) == 0 && !preempted() {
             switch::park_if_stopped(shared, slot, col, Cause::SafePoint);
         }
@@ -52,7 +52,7 @@ pub fn safe_point() {
 
 /// Whether the calling thread is bound to a gang.
 pub fn in_gang() -> bool {
-    sys::binding().is_some()
+    binding::binding().is_some()
 }
 
 /// Defers stops of the calling thread until the guard (the outermost one, when nested) is
@@ -89,7 +89,7 @@ impl Drop for PreemptGuard {
         if PREEMPT.with(|p| p.fetch_sub(1, Ordering::Relaxed)) == 1
             && PENDING.with(|p| p.swap(false, Ordering::Relaxed))
         {
-            if let Some((shared, slot, col)) = sys::binding() {
+            if let Some((shared, slot, col)) = binding::binding() {
                 switch::park_if_stopped(shared, slot, col, Cause::Deferred);
             }
         }
@@ -132,7 +132,7 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
             thread::set_idle(false);
         }
     }
-    let Some((shared, ..)) = sys::binding() else {
+    let Some((shared, ..)) = binding::binding() else {
         return f();
     };
     if BLOCKING.with(Cell::get) {

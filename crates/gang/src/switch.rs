@@ -161,7 +161,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 pub(crate) use crate::shared::{Config, Shared};
-use crate::{sections, sys};
+use crate::{binding, sections, sys};
 
 pub(crate) const BOUND: u32 = 1;
 pub(crate) const SIGNALED: u32 = 2;
@@ -245,7 +245,7 @@ impl Shared {
                     // clear before the thread may leave the cell (and so exit): `tid` is the
                     // bound thread's, alive during the call.
                     let tid = cell.tid.load(Ordering::Relaxed);
-                    if sys::queue_signal(self.pid, tid, self.signal, self.uid, self.token) {
+                    if send(self.pid, tid, self.signal, self.uid, self.token) {
                         signalled += 1;
                         cell.state.fetch_and(!KILLING, Ordering::SeqCst);
                     } else {
@@ -370,10 +370,26 @@ pub(crate) fn park_if_stopped(shared: &Shared, slot: usize, col: usize, cause: C
     }
 }
 
+/// Queues the stop signal for thread `tid` ([`sys::queue_signal`]); with injected faults,
+/// after the test's pause before it, and failing where the test says.
+fn send(
+    pid: libc::pid_t,
+    tid: libc::pid_t,
+    sig: libc::c_int,
+    uid: libc::uid_t,
+    token: usize,
+) -> bool {
+    #[cfg(asat_inject)]
+    if crate::inject::before_kill(tid) {
+        return false;
+    }
+    sys::queue_signal(pid, tid, sig, uid, token)
+}
+
 /// The stop signal's handler, after `sys` has read who sent the signal. Async-signal-safe:
 /// see the module docs.
 pub(crate) fn on_stop_signal(from: sys::Sender) {
-    let Some((shared, slot, col)) = sys::binding() else {
+    let Some((shared, slot, col)) = binding::binding() else {
         return;
     };
     if !shared.sent_by_us(from) {

@@ -1,16 +1,13 @@
-//! The unsafe edge of the crate: futexes, the clock, signals (the handler's entry, its
-//! installation and the check that it is still installed, queueing a signal to a thread, signal
-//! masks), thread and process ids, the fork hook, and the thread-local binding the signal
-//! handler reads (CPU affinity goes through `asat_core::CpuSet`). Everything here that the
-//! signal handler calls ([`futex_wait`], [`futex_wake`], [`now_ns`], [`Errno`], [`binding`]) is
-//! async-signal-safe: plain system calls and reads of thread-local words that need no lazy
-//! initialization.
+//! The unsafe edge of the crate's system calls: futexes, the clock, signals (the handler's
+//! entry, its installation and the check that it is still installed, queueing a signal to a
+//! thread, signal masks), thread and process ids and the fork hook (CPU affinity goes through
+//! `asat_core::CpuSet`). A leaf: it knows nothing of the scheduler (the handler's work is
+//! handed in). Everything here that the signal handler calls ([`futex_wait`], [`futex_wake`],
+//! [`now_ns`], [`Errno`]) is async-signal-safe: plain system calls.
 
-use std::cell::Cell;
 use std::sync::atomic::AtomicU32;
+use std::sync::OnceLock;
 use std::time::Duration;
-
-use crate::switch::Shared;
 
 /// Sleeps while `*word == expected`, at most `timeout`. Returns on a wake, a timeout, a signal,
 /// or at once if the word differs: callers re-check their condition in a loop.
@@ -122,7 +119,8 @@ pub(crate) struct Sender {
 }
 
 /// The stop signal's handler as the kernel calls it (`SA_SIGINFO`): reads who sent the signal
-/// and hands it to `switch::on_stop_signal`, with `errno` saved and restored around it.
+/// and hands it to the function [`install_handler`] was given, with `errno` saved and restored
+/// around it.
 extern "C" fn stop_signal_entry(
     _sig: libc::c_int,
     info: *mut libc::siginfo_t,
@@ -144,8 +142,14 @@ extern "C" fn stop_signal_entry(
             value: (*info).si_value().sival_ptr as usize,
         }
     };
-    crate::switch::on_stop_signal(sender);
+    if let Some(on_signal) = ON_SIGNAL.get() {
+        on_signal(sender);
+    }
 }
+
+/// What the handler hands each signal to ([`install_handler`]'s `on_signal`): set once, read
+/// by the handler with an atomic load (async-signal-safe once set).
+static ON_SIGNAL: OnceLock<fn(Sender)> = OnceLock::new();
 
 /// The action installed for `sig` now, and whether it is asat-gang's handler.
 fn ours(sig: libc::c_int) -> std::io::Result<(bool, libc::sigaction)> {
@@ -165,8 +169,12 @@ fn ours(sig: libc::c_int) -> std::io::Result<(bool, libc::sigaction)> {
 /// Installs asat-gang's handler for `sig` with `SA_SIGINFO` (it reads who sent each signal)
 /// and `SA_RESTART` (interrupted system calls that can be restarted are; the others return
 /// `EINTR`: see the crate docs), the signal itself blocked while the handler runs. Fails if
-/// another handler is installed, or the signal is ignored.
-pub(crate) fn install_handler(sig: libc::c_int) -> std::io::Result<()> {
+/// another handler is installed, or the signal is ignored. The handler hands each signal, and
+/// who sent it, to `on_signal`, which must be async-signal-safe (the first function given is
+/// the one for the life of the process).
+pub(crate) fn install_handler(sig: libc::c_int, on_signal: fn(Sender)) -> std::io::Result<()> {
+    // Before the handler can run.
+    let _ = ON_SIGNAL.set(on_signal);
     let (ours, old) = ours(sig)?;
     if ours {
         return Ok(());
@@ -184,7 +192,7 @@ pub(crate) fn install_handler(sig: libc::c_int) -> std::io::Result<()> {
     // SAFETY: `act.sa_mask` is a valid sigset_t to initialize.
     unsafe { libc::sigemptyset(&mut act.sa_mask) };
     // SAFETY: `act` is fully initialized, and `stop_signal_entry` has the SA_SIGINFO handler
-    // signature and does only async-signal-safe work (see `switch::on_stop_signal`).
+    // signature and does only async-signal-safe work (reads, and `on_signal`, which is).
     if unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -259,10 +267,6 @@ pub(crate) fn queue_signal(
     uid: libc::uid_t,
     value: usize,
 ) -> bool {
-    #[cfg(asat_inject)]
-    if crate::inject::before_kill(tid) {
-        return false;
-    }
     // SAFETY: all-zeroes is a valid siginfo_t (and so a valid `SigInfo`).
     let mut info: SigInfo = unsafe { std::mem::zeroed() };
     info.queued = QueuedInfo {
@@ -360,63 +364,4 @@ impl Drop for SignalBlock {
         // SAFETY: `old` was filled by pthread_sigmask in `new`.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
     }
-}
-
-/// Which cell of which scheduler the calling thread is bound to.
-#[derive(Clone, Copy)]
-pub(crate) struct Binding {
-    shared: *const Shared,
-    slot: u32,
-    col: u32,
-}
-
-impl Binding {
-    const NONE: Binding = Binding {
-        shared: std::ptr::null(),
-        slot: 0,
-        col: 0,
-    };
-}
-
-thread_local! {
-    // Const-initialized and without destructor: reading it is a plain thread-local load, with
-    // no lazy initialization, so the signal handler may read it.
-    static BINDING: Cell<Binding> = const { Cell::new(Binding::NONE) };
-}
-
-/// The calling thread's binding: its scheduler, slot and column.
-///
-/// The returned reference is valid while the thread stays bound: [`bind`] requires the
-/// caller to keep the `Shared` alive (an `Arc`) until [`unbind`], and a thread only reads its
-/// own binding. Callers use it within one call and never keep it.
-#[inline]
-pub(crate) fn binding<'a>() -> Option<(&'a Shared, usize, usize)> {
-    let b = BINDING.with(Cell::get);
-    if b.shared.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null pointer was stored by `bind`, whose caller keeps the `Shared` alive
-    // until it calls `unbind` on this same thread (see `bind`'s contract); the pointer is only
-    // written with the stop signal blocked, so the handler never sees a torn value.
-    Some((unsafe { &*b.shared }, b.slot as usize, b.col as usize))
-}
-
-/// Records the calling thread's binding.
-///
-/// # Safety
-/// `shared` must stay alive until [`unbind`] is called on this thread, and the stop signal
-/// must be blocked during the call.
-pub(crate) unsafe fn bind(shared: &Shared, slot: usize, col: usize) {
-    BINDING.with(|b| {
-        b.set(Binding {
-            shared,
-            slot: slot as u32,
-            col: col as u32,
-        })
-    });
-}
-
-/// Clears the calling thread's binding (the stop signal must be blocked).
-pub(crate) fn unbind() {
-    BINDING.with(|b| b.set(Binding::NONE));
 }

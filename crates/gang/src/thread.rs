@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use crate::switch::{self, Cause, Shared, BOUND, CLAIMING, IDLE, KILLING, ORPHAN};
-use crate::{sections, sys, Error};
+use crate::{binding, sections, sys, Error};
 
 /// Moves in a child after each `fork()` (module docs of `switch`, "Fork").
 static GENERATION: AtomicU32 = AtomicU32::new(0);
@@ -22,7 +22,7 @@ pub(crate) fn process_generation() -> u32 {
 /// longer bound to the parent's schedulers, and those schedulers see they are copies.
 extern "C" fn after_fork_in_child() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
-    sys::unbind();
+    binding::unbind();
     sections::forget_pending_stop();
 }
 
@@ -58,7 +58,7 @@ pub(crate) fn join(
     col: usize,
     member: usize,
 ) -> Result<(), Error> {
-    if sys::binding().is_some() {
+    if binding::binding().is_some() {
         return Err(Error::already_bound());
     }
     let cell = &shared.slots[slot].cells[col];
@@ -78,7 +78,7 @@ pub(crate) fn join(
         cell.tid.store(sys::gettid(), Ordering::Relaxed);
         // SAFETY: the stop signal is blocked (above), and OWNER keeps `shared` alive until
         // `leave` runs on this thread (explicitly or when the thread exits).
-        unsafe { sys::bind(shared, slot, col) };
+        unsafe { binding::bind(shared, slot, col) };
         cell.state.store(BOUND, Ordering::SeqCst);
         shared.runnable_inc(slot);
     }
@@ -93,12 +93,12 @@ pub(crate) fn join(
 /// Unbinds the calling thread from its cell (no-op if it is not bound). An orphaned cell (its
 /// gang was dropped meanwhile) is freed in the matrix here.
 pub(crate) fn leave() {
-    let Some((shared, slot, col)) = sys::binding() else {
+    let Some((shared, slot, col)) = binding::binding() else {
         return;
     };
     let cell = &shared.slots[slot].cells[col];
     let blocked = sys::SignalBlock::new(shared.signal);
-    sys::unbind();
+    binding::unbind();
     let st = loop {
         let st = cell.state.load(Ordering::SeqCst);
         if st & KILLING != 0 {
@@ -151,7 +151,7 @@ pub(crate) fn leave() {
 /// check of `ORPHAN` is part of each read-modify-write, so a gang dropped at the same moment
 /// cannot have its mark undone.
 pub(crate) fn set_idle(idle: bool) {
-    let Some((shared, slot, col)) = sys::binding() else {
+    let Some((shared, slot, col)) = binding::binding() else {
         return;
     };
     let cell = &shared.slots[slot].cells[col];
