@@ -4,7 +4,8 @@
 use std::panic::resume_unwind;
 use std::sync::Arc;
 
-use super::job::{StackJob, TaskRef};
+use super::frame::Frame;
+use super::job::StackJob;
 use super::latch::Latch;
 use super::{ctx, Ctx};
 use crate::payload::catch;
@@ -46,7 +47,10 @@ where
     RB: Send,
 {
     ctx::with(|c| match c {
-        Some(c) if c.rt.id() == rt.id() => join_here(c, a, b, share == Share::Now),
+        Some(c) if c.rt.id() == rt.id() => match share {
+            Share::AtBeat => join_here::<false, _, _, _, _>(c, a, b),
+            Share::Now => join_here::<true, _, _, _, _>(c, a, b),
+        },
         _ => join_cold(rt, a, b, share),
     })
 }
@@ -62,16 +66,34 @@ where
     RA: Send,
     RB: Send,
 {
+    // The share decided here, where it is a constant, so that each kind of join is its own
+    // code (the recursion of a join's closures runs through this function).
+    match share {
+        Share::AtBeat => current::<false, _, _, _, _>(a, b),
+        Share::Now => current::<true, _, _, _, _>(a, b),
+    }
+}
+
+/// [`join_current`] with `b` shared at once (`NOW`) or at the beat.
+#[inline]
+fn current<const NOW: bool, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let share = if NOW { Share::Now } else { Share::AtBeat };
     ctx::with(|c| match c {
-        Some(c) => join_here(c, a, b, share == Share::Now),
+        Some(c) => join_here::<NOW, _, _, _, _>(c, a, b),
         None => Runtime::with_current(|rt| join_cold(rt, a, b, share)),
     })
 }
 
-/// The hot path: the calling thread runs tasks of the runtime. `share_now`: `b`'s frame is
+/// The hot path: the calling thread runs tasks of the runtime. `SHARE_NOW`: `b`'s frame is
 /// shared at once (a loop's split, see `split`), instead of at the thread's beat.
 #[inline]
-pub(super) fn join_here<A, B, RA, RB>(c: &Ctx<'_>, a: A, b: B, share_now: bool) -> (RA, RB)
+pub(super) fn join_here<const SHARE_NOW: bool, A, B, RA, RB>(c: &Ctx<'_>, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -79,9 +101,11 @@ where
     RB: Send,
 {
     let job = StackJob::new(b, Latch::on(c.event));
-    let task = job.as_task();
-    let depth = c.push_frame(task);
-    if share_now {
+    let frame = c.frames.frame(job.as_task());
+    // SAFETY: `frame` stays here until `settle` unlinks it below, or the guard does if `a`
+    // unwinds; the joins `a` makes unlink theirs before they return or unwind.
+    unsafe { c.frames.push(&frame) };
+    if SHARE_NOW {
         c.share_now();
     } else {
         c.offer();
@@ -90,13 +114,12 @@ where
     // unless another thread took it, which the guard then waits for).
     let guard = Unwinding {
         c,
-        depth,
-        task,
+        frame: &frame,
         job: &job,
     };
     let ra = a();
     std::mem::forget(guard);
-    if c.settle(depth, task) {
+    if c.settle(&frame) {
         // SAFETY: `settle` says the task is this thread's alone, never run.
         return (ra, unsafe { job.take_func() }());
     }
@@ -114,8 +137,7 @@ where
     RB: Send,
 {
     c: &'c Ctx<'a>,
-    depth: usize,
-    task: TaskRef,
+    frame: &'c Frame,
     job: &'c StackJob<B, RB>,
 }
 
@@ -125,7 +147,7 @@ where
     RB: Send,
 {
     fn drop(&mut self) {
-        if !self.c.settle(self.depth, self.task) {
+        if !self.c.settle(self.frame) {
             let job = self.job;
             self.c.run_until(&|| job.latch().probe(), WaitSite::Join);
             job.discard_result();
@@ -134,16 +156,16 @@ where
 }
 
 impl Ctx<'_> {
-    /// Pops the frame at `depth` once its `a` has returned: true when `b` is this thread's to
+    /// Unlinks a join's frame once its `a` has returned: true when `b` is this thread's to
     /// run (its frame stayed private, or its task was taken back from the deque), false when
     /// another thread took it.
     #[inline]
-    fn settle(&self, depth: usize, task: TaskRef) -> bool {
-        if !self.pop_frame(depth) {
+    fn settle(&self, frame: &Frame) -> bool {
+        if !self.frames.pop(frame) {
             return true;
         }
         match self.deque.pop() {
-            Some(t) if t.is(task) => true,
+            Some(t) if t.is(frame.task()) => true,
             Some(other) => {
                 // An older frame of this thread's, left there while this join's was stolen
                 // and the thread ran it inside an inner wait: put it back where it was.

@@ -93,13 +93,14 @@
 mod beat;
 mod ctx;
 mod deque;
+mod frame;
 mod job;
 mod join;
 mod latch;
 pub(crate) mod scope;
 mod split;
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
@@ -172,7 +173,6 @@ impl Drop for Call<'_> {
 /// One index's deque and frame stack (kept between calls for its allocation).
 pub(crate) struct Local {
     deque: Worker<TaskRef>,
-    frames: Vec<TaskRef>,
     /// Joins between clock reads, as last adapted (see `beat`): kept from call to call.
     interval: Cell<u32>,
 }
@@ -182,7 +182,6 @@ impl Tasks {
         let locals: Vec<Local> = (0..max_threads)
             .map(|_| Local {
                 deque: Worker::new_lifo(),
-                frames: Vec::new(),
                 interval: Cell::new(1),
             })
             .collect();
@@ -261,11 +260,8 @@ pub(crate) struct Ctx<'a> {
     deque: &'a Worker<TaskRef>,
     /// This index's poke (see [`Tasks::pokes`]).
     poke: &'a AtomicBool,
-    /// Touched only by this thread, by [`Ctx::push_frame`], [`Ctx::pop_frame`] and
-    /// [`Ctx::share_oldest`], none of which calls out while it holds the reference.
-    frames: UnsafeCell<&'a mut Vec<TaskRef>>,
-    /// How many of the oldest frames are shared.
-    shared: Cell<usize>,
+    /// The frames of the joins this thread is inside (see `frame`).
+    frames: frame::Frames,
     /// Joins left until the next clock read, and the interval it was last set to.
     countdown: Cell<u32>,
     interval: &'a Cell<u32>,
@@ -281,20 +277,15 @@ impl<'a> Ctx<'a> {
     fn new(rt: &'a Runtime, index: usize, local: &'a mut Local) -> Self {
         let inner = rt.inner();
         let now = Instant::now();
-        let Local {
-            deque,
-            frames,
-            interval,
-        } = local;
-        debug_assert!(frames.is_empty() && deque.is_empty());
+        let Local { deque, interval } = local;
+        debug_assert!(deque.is_empty());
         Ctx {
             rt,
             index,
             event: inner.idle_event(index),
             deque,
             poke: &inner.tasks().pokes[index],
-            frames: UnsafeCell::new(frames),
-            shared: Cell::new(0),
+            frames: frame::Frames::new(),
             countdown: Cell::new(1),
             interval,
             last_read: Cell::new(now),
@@ -314,41 +305,6 @@ impl<'a> Ctx<'a> {
     #[inline]
     fn allowed(&self) -> bool {
         self.index < self.inner().tasks().active()
-    }
-
-    /// The frame stack, for one of the three methods that use it.
-    ///
-    /// # Safety
-    /// No other reference to the frame stack is alive: each caller holds it only within its
-    /// own body and calls nothing that could reach it again (the `Ctx` is this thread's).
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn frames(&self) -> &mut Vec<TaskRef> {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { &mut **self.frames.get() }
-    }
-
-    /// Pushes `b`'s frame; returns its depth (the frame's index).
-    #[inline]
-    fn push_frame(&self, t: TaskRef) -> usize {
-        // SAFETY: the reference ends with this function, which calls out to nothing else.
-        let frames = unsafe { self.frames() };
-        frames.push(t);
-        frames.len() - 1
-    }
-
-    /// Pops the frame at `depth`; returns whether it was shared.
-    #[inline]
-    fn pop_frame(&self, depth: usize) -> bool {
-        // SAFETY: as in `push_frame`.
-        let frames = unsafe { self.frames() };
-        let t = frames.pop();
-        debug_assert!(t.is_some() && frames.len() == depth);
-        let shared = self.shared.get() > depth;
-        if shared {
-            self.shared.set(depth);
-        }
-        shared
     }
 
     /// Called at a join's start, its frame pushed: every `interval` joins, shares work if
@@ -439,13 +395,9 @@ impl<'a> Ctx<'a> {
 
     /// Pushes the oldest private frame on the deque; false when every frame is shared.
     fn share_oldest(&self) -> bool {
-        // SAFETY: as in `push_frame` (a deque push runs no code of ours).
-        let frames = unsafe { self.frames() };
-        let s = self.shared.get();
-        match frames.get(s) {
-            Some(&t) => {
+        match self.frames.share_oldest() {
+            Some(t) => {
                 self.deque.push(t);
-                self.shared.set(s + 1);
                 true
             }
             None => false,

@@ -128,11 +128,10 @@ impl<T: Send> Fold<'_, T> {
             if r.len() >= min.saturating_mul(2) && c.split_due(last) {
                 let mid = r.start + r.len() / 2;
                 let (left, right) = (r.start..mid, mid..r.end);
-                let (a, b) = join::join_here(
+                let (a, b) = join::join_here::<true, _, _, _, _>(
                     c,
                     move || self.on_this_thread(left, acc),
                     move || self.on_this_thread(right, (self.identity)()),
-                    true,
                 );
                 return (self.combine)(a, b);
             }
