@@ -8,14 +8,24 @@ use std::time::Duration;
 use asat::pools::{LoadTable, LocalLoads, PoolKind, PoolPolicy, Topology};
 use asat::{CpuSet, Runtime};
 
-fn run_pinned(kind: PoolKind) {
+/// A job on this machine's pools of `kind` that wants every usable CPU, counted in a table
+/// of its own.
+struct Job {
+    pools: asat::pools::Pools,
+    n: usize,
+    table: Arc<LocalLoads>,
+    policy: Arc<PoolPolicy>,
+    rt: Runtime,
+}
+
+fn job(kind: PoolKind) -> Job {
     let topo = Topology::detect().unwrap();
     let pools = topo.pools(kind).unwrap();
     let n = topo.usable_cpus().len();
     let table = Arc::new(LocalLoads::new(pools.len()));
     let policy = Arc::new(
         PoolPolicy::builder(pools.clone())
-            .table(table)
+            .table(table.clone())
             .g(1.0)
             .desired(n)
             .build()
@@ -26,6 +36,23 @@ fn run_pinned(kind: PoolKind) {
         .shared_policy(policy.clone())
         .build()
         .unwrap();
+    Job {
+        pools,
+        n,
+        table,
+        policy,
+        rt,
+    }
+}
+
+fn run_pinned(kind: PoolKind) {
+    let Job {
+        pools,
+        n,
+        policy,
+        rt,
+        ..
+    } = job(kind);
     let before = CpuSet::of_current_thread().unwrap();
     for _ in 0..3 {
         let masks = Mutex::new(vec![None; n]);
@@ -71,23 +98,13 @@ fn sleepy(depth: u32, masks: &Mutex<Vec<Option<CpuSet>>>) {
 
 #[test]
 fn threads_running_a_calls_tasks_are_pinned_and_counted_until_it_ends() {
-    let topo = Topology::detect().unwrap();
-    let pools = topo.pools(PoolKind::Size(1)).unwrap();
-    let n = topo.usable_cpus().len();
-    let table = Arc::new(LocalLoads::new(pools.len()));
-    let policy = Arc::new(
-        PoolPolicy::builder(pools.clone())
-            .table(table.clone())
-            .g(1.0)
-            .desired(n)
-            .build()
-            .unwrap(),
-    );
-    let rt = Runtime::builder()
-        .max_threads(n)
-        .shared_policy(policy.clone())
-        .build()
-        .unwrap();
+    let Job {
+        pools,
+        n,
+        table,
+        policy,
+        rt,
+    } = job(PoolKind::Size(1));
     let before = CpuSet::of_current_thread().unwrap();
     let idle = table.loads();
     for _ in 0..3 {
