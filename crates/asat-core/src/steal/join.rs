@@ -250,13 +250,14 @@ pub(super) fn hand_in<R: Send>(rt: &Runtime, f: impl FnOnce() -> R + Send) -> R 
 pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
     let inner = rt.inner();
     debug_assert!(!rt.forked());
-    rt.start_task_workers();
     let tasks = inner.tasks();
     tasks.calls.fetch_add(1, Ordering::Relaxed);
     // Counted before the policy is asked, so that the policy hears of the end even when its
     // answer unwinds.
     let call = super::Call(inner);
+    // The number first: workers this call starts must not steal as if every one could.
     tasks.set_active(inner.policy.task_workers(inner.max_threads));
+    rt.start_task_workers();
     call
 }
 
