@@ -117,7 +117,7 @@ impl Policy for GangPolicy {
             if g.join_unpinned(0).is_err() {
                 return Placement::Keep;
             }
-            TASK_CALLER.with(|c| c.set(self.key()));
+            TASK_CALLER.set(self.key());
         } else if member.member == 0 && !self.member0.load(Ordering::Relaxed) {
             if g.join_unpinned(0).is_err() {
                 return Placement::Keep;
@@ -144,8 +144,8 @@ impl Policy for GangPolicy {
 
     /// A call's thread that joined as member 0 for its tasks leaves the gang.
     fn task_call_end(&self) {
-        if TASK_CALLER.with(|c| c.get()) == self.key() {
-            TASK_CALLER.with(|c| c.set(0));
+        if TASK_CALLER.get() == self.key() {
+            TASK_CALLER.set(0);
             thread::leave();
         }
     }

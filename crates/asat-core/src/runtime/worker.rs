@@ -197,11 +197,7 @@ impl Inner {
         };
         let mut restore = None;
         // What `current_thread_index` answers while the body runs.
-        let _member = crate::runtime::current::enter(crate::runtime::current::Member::new(
-            member,
-            self.max_threads,
-            self,
-        ));
+        let _member = current::enter(current::Member::new(member, self.max_threads, self));
         // (Inside a region already: workers for their whole life, the starting thread while
         // `region` runs.)
         let result = catch_unwind(AssertUnwindSafe(|| {

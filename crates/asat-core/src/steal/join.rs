@@ -271,7 +271,7 @@ pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Resul
     let c = Ctx::new(rt, 0, &mut local);
     // Placed as the policy says for the call's length (module docs); a panic of the policy's
     // leaves the thread where it is.
-    let _placed = Placed(catch(|| inner.place(&inner.task_member(0), true)).flatten());
+    let _placed = Placed(catch(|| inner.place(&c.task_member(), true)).flatten());
     // Regions this thread starts while it runs tasks run inline (module docs).
     let _in_region = InRegion::enter();
     let _member = current::enter(Member::new(0, inner.max_threads, inner));

@@ -137,7 +137,7 @@ use crate::Runtime;
 pub(crate) struct Tasks {
     injector: Injector<TaskRef>,
     stealers: Box<[Stealer<TaskRef>]>,
-    /// Index `i`'s deque and frame stack: locked by worker `i` for its life, and by a thread
+    /// Index `i`'s deque and beat interval: locked by worker `i` for its life, and by a thread
     /// calling in from outside for the length of its call (index 0).
     locals: Box<[Mutex<Local>]>,
     /// Threads awake and looking for tasks.
@@ -170,7 +170,7 @@ impl Drop for Call<'_> {
     }
 }
 
-/// One index's deque and frame stack (kept between calls for its allocation).
+/// One index's deque and beat interval (kept from call to call).
 pub(crate) struct Local {
     deque: Worker<TaskRef>,
     /// Joins between clock reads, as last adapted (see `beat`): kept from call to call.
@@ -451,12 +451,25 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// This thread as a policy's hooks see a thread that runs tasks
+    /// ([`MemberInfo::tasks`](crate::MemberInfo::tasks)).
+    fn task_member(&self) -> crate::MemberInfo {
+        let inner = self.inner();
+        crate::MemberInfo {
+            member: self.index,
+            team_size: inner.tasks().active(),
+            region: inner.regions_run(),
+            thread: crate::ThreadHandle::current(),
+            tasks: true,
+        }
+    }
+
     /// Runs a task taken from a queue, as a new start: its first join may share at once.
     /// The policy's safe point comes first (see the module docs).
     fn run_task(&self, t: TaskRef) {
         let inner = self.inner();
         // A panic in the policy's hook must not keep the task from running (its owner waits).
-        let _ = catch(|| inner.policy.safe_point(&inner.task_member(self.index)));
+        let _ = catch(|| inner.policy.safe_point(&self.task_member()));
         let now = Instant::now();
         self.last_beat.set(beat::first_beat(now));
         self.last_read.set(now);
@@ -644,7 +657,7 @@ impl Inner {
             if let Some(t) = ctx.find_task() {
                 if !placed {
                     placed = true;
-                    let _ = catch(|| self.place(&self.task_member(index), false));
+                    let _ = catch(|| self.place(&ctx.task_member(), false));
                 }
                 let _member = crate::runtime::current::enter(member);
                 ctx.run_task(t);
@@ -653,17 +666,5 @@ impl Inner {
             placed = false;
             ctx.idle(&|| stop() || posted(), WaitSite::Idle);
         });
-    }
-
-    /// The calling thread, index `index` of the pool, as a policy's hooks see a thread that
-    /// runs tasks ([`MemberInfo::tasks`](crate::MemberInfo::tasks)).
-    pub(crate) fn task_member(&self, index: usize) -> crate::MemberInfo {
-        crate::MemberInfo {
-            member: index,
-            team_size: self.tasks().active(),
-            region: self.regions_run(),
-            thread: crate::ThreadHandle::current(),
-            tasks: true,
-        }
     }
 }
