@@ -6,6 +6,13 @@
 //! unwinding guard pops it too), so the frames reachable from the top are alive, in the stack
 //! frames of joins still running on this thread. Shared frames are the oldest ones: the bottom
 //! of the list (see the `steal` module docs).
+//!
+//! A thread keeps at most [`KEPT`] private frames: a join made while it has that many runs
+//! its closures one after the other, with no frame (as chili does). The frames kept are the
+//! oldest private ones, nearest the root of the thread's recursion, which its beat shares
+//! first; once one is shared (or popped), the next join keeps a frame again. A balanced
+//! recursion therefore links a frame at few of its joins, and each of the others costs little
+//! more than calling both closures.
 
 use std::cell::Cell;
 use std::ptr;
@@ -19,9 +26,14 @@ pub(super) struct Frame {
     shared: Cell<bool>,
 }
 
+/// The most private frames a thread keeps (module docs).
+pub(super) const KEPT: u32 = 3;
+
 /// The list, by its newest frame.
 pub(super) struct Frames {
     top: Cell<*const Frame>,
+    /// How many of its frames are private.
+    private: Cell<u32>,
 }
 
 impl Frame {
@@ -36,7 +48,14 @@ impl Frames {
     pub(super) fn new() -> Self {
         Frames {
             top: Cell::new(ptr::null()),
+            private: Cell::new(0),
         }
+    }
+
+    /// Whether a join now keeps a frame: the thread has fewer than [`KEPT`] private ones.
+    #[inline]
+    pub(super) fn wanted(&self) -> bool {
+        self.private.get() < KEPT
     }
 
     /// A frame for `task` above the present top, to [`push`](Frames::push) where it lies.
@@ -58,6 +77,7 @@ impl Frames {
     pub(super) unsafe fn push(&self, frame: &Frame) {
         debug_assert!(ptr::eq(frame.below, self.top.get()));
         self.top.set(frame);
+        self.private.set(self.private.get() + 1);
     }
 
     /// Unlinks `frame`, the top one; returns whether it was shared.
@@ -65,7 +85,11 @@ impl Frames {
     pub(super) fn pop(&self, frame: &Frame) -> bool {
         debug_assert!(ptr::eq(self.top.get(), frame));
         self.top.set(frame.below);
-        frame.shared.get()
+        let shared = frame.shared.get();
+        if !shared {
+            self.private.set(self.private.get() - 1);
+        }
+        shared
     }
 
     /// Marks the oldest private frame shared and returns its task; `None` when every frame
@@ -85,7 +109,50 @@ impl Frames {
         }
         oldest.map(|f| {
             f.shared.set(true);
+            self.private.set(self.private.get() - 1);
             f.task
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steal::job::StackJob;
+    use crate::steal::latch::Latch;
+    use crate::wait::Event;
+
+    #[test]
+    fn a_thread_keeps_frames_until_it_has_kept_enough_private_ones() {
+        assert_eq!(KEPT, 3);
+        let event = Event::default();
+        let job = StackJob::new(|| 1, Latch::on(&event));
+        let frames = Frames::new();
+        let f1 = frames.frame(job.as_task());
+        // SAFETY: each frame here is popped below, in the reverse order of the pushes, before
+        // it goes out of scope.
+        unsafe { frames.push(&f1) };
+        let f2 = frames.frame(job.as_task());
+        // SAFETY: as above.
+        unsafe { frames.push(&f2) };
+        let f3 = frames.frame(job.as_task());
+        assert!(frames.wanted());
+        // SAFETY: as above.
+        unsafe { frames.push(&f3) };
+        assert!(!frames.wanted());
+        // Sharing the oldest frees a place: the next join keeps a frame again.
+        assert!(frames.share_oldest().is_some_and(|t| t.is(f1.task())));
+        assert!(frames.wanted());
+        let f4 = frames.frame(job.as_task());
+        // SAFETY: as above.
+        unsafe { frames.push(&f4) };
+        assert!(!frames.wanted());
+        assert!(!frames.pop(&f4));
+        assert!(!frames.pop(&f3));
+        assert!(!frames.pop(&f2));
+        // The shared frame was counted out when it was shared, not again when popped.
+        assert!(frames.pop(&f1));
+        assert_eq!(frames.private.get(), 0);
+        assert!(frames.share_oldest().is_none());
     }
 }

@@ -74,7 +74,10 @@ where
     }
 }
 
-/// [`join_current`] with `b` shared at once (`NOW`) or at the beat.
+/// [`join_current`] with `b` shared at once (`NOW`) or at the beat. The quickest join (no
+/// frame to keep, no beat due: [`Ctx::quick`]) is inlined where it is called; every other
+/// goes through [`framed`], so that a recursion's own function saves no more registers than
+/// that needs.
 #[inline]
 fn current<const NOW: bool, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -83,10 +86,28 @@ where
     RA: Send,
     RB: Send,
 {
-    let share = if NOW { Share::Now } else { Share::AtBeat };
+    if !NOW && ctx::with(|c| c.is_some_and(Ctx::quick)) {
+        let ra = a();
+        return (ra, b());
+    }
+    framed::<NOW, _, _, _, _>(a, b)
+}
+
+/// [`current`]'s join that may keep a frame, share work or call from outside.
+#[inline(never)]
+fn framed<const NOW: bool, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     ctx::with(|c| match c {
         Some(c) => join_here::<NOW, _, _, _, _>(c, a, b),
-        None => Runtime::with_current(|rt| join_cold(rt, a, b, share)),
+        None => Runtime::with_current(|rt| {
+            let share = if NOW { Share::Now } else { Share::AtBeat };
+            join_cold(rt, a, b, share)
+        }),
     })
 }
 
@@ -100,6 +121,12 @@ where
     RA: Send,
     RB: Send,
 {
+    if !SHARE_NOW && !c.frames.wanted() {
+        // Enough older frames to share (frame module docs): this join keeps none.
+        c.offer();
+        let ra = a();
+        return (ra, b());
+    }
     let job = StackJob::new(b, Latch::on(c.event));
     let frame = c.frames.frame(job.as_task());
     // SAFETY: `frame` stays here until `settle` unlinks it below, or the guard does if `a`

@@ -16,6 +16,8 @@
 //! `join(a, b)` puts `b` in a frame on the calling thread's stack, runs `a`, then runs `b`
 //! itself unless another thread took it. A frame is private at first: nobody can see it, and
 //! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
+//! A thread keeps only its few oldest private frames (`frame::KEPT`): a join made while it has
+//! them all runs `a` and `b` with no frame, for a counter's decrement and two loads.
 //! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
 //! the oldest end) at the thread's *beat*: the thread counts its joins and reads the clock
 //! every few of them (see `beat`), and at its next join whenever another thread has started
@@ -305,6 +307,19 @@ impl<'a> Ctx<'a> {
     #[inline]
     fn allowed(&self) -> bool {
         self.index < self.inner().tasks().active()
+    }
+
+    /// Whether a join may run its closures at once, with no frame, and counts it: the thread
+    /// keeps enough frames already (`frame`), and its beat is not due for a read (see
+    /// [`Ctx::offer`], which this is when it returns true). False changes nothing.
+    #[inline]
+    fn quick(&self) -> bool {
+        let c = self.countdown.get();
+        if self.frames.wanted() || c <= 1 || self.poke.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.countdown.set(c - 1);
+        true
     }
 
     /// Called at a join's start, its frame pushed: every `interval` joins, shares work if
