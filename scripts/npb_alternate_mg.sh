@@ -13,7 +13,7 @@ if (($# < 6)); then
 fi
 rust=$1 cpp=$2 out=$3 rounds=$4 copies=$5
 shift 5
-npb=${NPB:-./target/release/examples/npb}
+npb=${NPB:-./target/release/npb}
 for r in $(seq "$rounds"); do
   for cell in "$@"; do
     t=${cell%%:*} impls=${cell#*:}

@@ -134,7 +134,7 @@
 //! # Experiment and benchmark
 //!
 //! ```text
-//! cargo run --release --example gang_sync -- --load 1,2,3,4 \
+//! cargo run --release -p asat-lab --bin gang_sync -- --load 1,2,3,4 \
 //!     --grains-us 1,2,5,10,20,50,100,200,500,1000 --var-equal-grain --out out/gang
 //! cargo bench --bench gang_switch
 //! ```

@@ -64,28 +64,27 @@
 //! # The experiment: the paper's Figure 13
 //!
 //! ```text
-//! cargo run --release --example implicit_bsp -- --patterns barrier,news,transpose \
+//! cargo run --release -p asat-lab --bin implicit_bsp -- --patterns barrier,news,transpose \
 //!     --grains-us fine,medium,coarse --imbalance low,high \
 //!     --strategies block,spin,fixed,local,global,std,gang,gang-procs --jobs 3 --out out/implicit
 //! ```
 //!
-//! Bulk-synchronous jobs, one thread per CPU per job, 3 jobs at once as separate processes
-//! (the example re-runs itself with hidden `--worker` arguments). Thread `i` of every job is
-//! pinned to the `i`-th CPU, as the paper's one process per processor per job (`--no-pin`
-//! leaves them to the kernel; spinning then cannot coordinate). `std` is `std::sync::Barrier`;
-//! `gang` and `gang-procs` are explicit coscheduling with asat-gang, the paper's baseline:
-//! with `gang` the 3 jobs are runtimes of one process, gangs of one scheduler; with
-//! `gang-procs` each job is a process whose scheduler joins a shared gang domain made for the
-//! run, so the gangs are coordinated across processes. The example's own docs describe the patterns, grains and
-//! imbalances. Other options: `--jobs` (default 3), `--threads` (per job, default: the CPUs),
-//! `--work-s` (computation per job and thread, in seconds of a dedicated CPU: it sets the phase
-//! count, default 0.25), `--reps` (median of repetitions, default 3), `--timeout` (seconds
-//! after which a run's jobs are killed and the run is counted at that time, a lower bound;
-//! default 12; not for `gang`, whose jobs share the process). The defaults (3 repetitions of
-//! 144 runs) take about 8.5 minutes on a 2-vCPU machine. `cargo bench --bench
-//! implicit_barrier` times one barrier episode against spin barriers, `std::sync::Barrier`
-//! and OpenMP, and a BSP loop under co-located jobs. Figures: the repository's
-//! `BENCHMARKS.md`.
+//! Bulk-synchronous jobs, one thread per CPU per job, 3 jobs at once as separate processes (the
+//! program, asat-lab's `implicit_bsp`, re-runs itself with hidden `--worker` arguments). Thread `i`
+//! of every job is pinned to the `i`-th CPU, as the paper's one process per processor per job
+//! (`--no-pin` leaves them to the kernel; spinning then cannot coordinate). `std` is
+//! `std::sync::Barrier`; `gang` and `gang-procs` are explicit coscheduling with asat-gang, the
+//! paper's baseline: with `gang` the 3 jobs are runtimes of one process, gangs of one scheduler;
+//! with `gang-procs` each job is a process whose scheduler joins a shared gang domain made for the
+//! run, so the gangs are coordinated across processes. The program's own docs describe the
+//! patterns, grains and imbalances. Other options: `--jobs` (default 3), `--threads` (per job,
+//! default: the CPUs), `--work-s` (computation per job and thread, in seconds of a dedicated CPU:
+//! it sets the phase count, default 0.25), `--reps` (median of repetitions, default 3), `--timeout`
+//! (seconds after which a run's jobs are killed and the run is counted at that time, a lower bound;
+//! default 12; not for `gang`, whose jobs share the process). The defaults (3 repetitions of 144
+//! runs) take about 8.5 minutes on a 2-vCPU machine. `cargo bench --bench implicit_barrier` times
+//! one barrier episode against spin barriers, `std::sync::Barrier` and OpenMP, and a BSP loop under
+//! co-located jobs. Figures: the repository's `BENCHMARKS.md`.
 //!
 //! Linux only (futexes).
 

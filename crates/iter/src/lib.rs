@@ -190,8 +190,9 @@
 //! must meet are best written as a [`Runtime::region`] with
 //! [`Team::barrier`](asat_core::Team).
 //!
-//! rayon's own tests, run against asat by `examples/rayon_tests`, show the other differences,
-//! which programs of the usual data-parallel kind rarely meet:
+//! rayon's own tests, run against asat by the repository's lab (`crates/lab`, its
+//! `rayon_tests` program), show the other differences, which programs of the usual
+//! data-parallel kind rarely meet:
 //!
 //! - `u64` and `i64` ranges are indexed (rayon's are not), so the full `0..=u64::MAX`, which
 //!   has more than `usize::MAX` items, panics at the terminal call (see [`range`]); `u128` and

@@ -1,4 +1,4 @@
-//! Argument checks the example binaries share (their errors say what is allowed).
+//! Argument checks the examples' and the lab's programs share (their errors say what is allowed).
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
-//! The plotting the examples share: one named line series with its legend entry, drawn the same
-//! way in every SVG the examples write (2 px line, a short line of the same color in the legend,
-//! optionally a filled dot of radius 3 at each point).
+//! The plotting the examples and the lab's programs share: one named line series with its legend
+//! entry, drawn the same way in every SVG they write (2 px line, a short line of the same color in
+//! the legend, optionally a filled dot of radius 3 at each point).
 
 use plotters::coord::CoordTranslate;
 use plotters::prelude::*;

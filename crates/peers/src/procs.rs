@@ -1,9 +1,11 @@
-//! Child processes of the comparison examples (copies of a job), watched together: each
+//! Child processes of the comparison programs (copies of a job), watched together: each
 //! child's stdout is read by a thread as it comes (a long output never fills the pipe), and
 //! children still running at a deadline are killed. A [`Talker`] is a child spoken to in
 //! lines (commands on its stdin, answers awaited with a deadline), killed when dropped. A
-//! [`Relaunch`] starts an example again in its child mode, or, in the example's tests, the
-//! test that stands for it.
+//! [`Relaunch`] starts a program again in its child mode, or, in the program's tests, the test
+//! that stands for it. A job started with others at once says it is ready and waits for
+//! the line that starts it ([`ready_then_wait`]); its driver awaits that ([`await_ready`]),
+//! then starts them all ([`start_together`]).
 
 use std::ffi::OsStr;
 use std::io::{self, BufRead, BufReader, Write};
@@ -21,6 +23,31 @@ pub fn start_together(stdins: Vec<ChildStdin>) {
         let _ = s.write_all(b"GO\n");
         let _ = s.flush();
     }
+}
+
+/// Reads a job's stdout `out` up to its line `READY` ([`ready_then_wait`]; the lines before it
+/// are skipped). An error says how the job did not get there: its output ended (it exited:
+/// its error, if any, is on its stderr) or could not be read.
+pub fn await_ready(out: &mut impl BufRead) -> Result<(), String> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match out.read_line(&mut line) {
+            Ok(0) => return Err("it ended (its error, if any, is above)".into()),
+            Ok(_) if line.trim() == "READY" => return Ok(()),
+            Ok(_) => {}
+            Err(e) => return Err(format!("reading it: {e}")),
+        }
+    }
+}
+
+/// In a job that [`start_together`] starts: says `READY` on stdout, then waits for the line
+/// that starts it. `false` when the driver is gone (stdin ended or failed before a `GO`).
+pub fn ready_then_wait() -> bool {
+    println!("READY");
+    let _ = io::stdout().flush();
+    let mut line = String::new();
+    io::stdin().read_line(&mut line).is_ok() && line.trim() == "GO"
 }
 
 /// A child whose stdout lines are being collected.
@@ -104,8 +131,8 @@ pub fn wait_all(
     }
 }
 
-/// How an example starts itself again in a child mode (a job, a gang): its own program with
-/// the child's arguments, or, in the example's unit tests, the test binary running one test
+/// How a program starts itself again in a child mode (a job, a gang): its own executable with
+/// the child's arguments, or, in the program's unit tests, the test binary running one test
 /// (normally ignored) that stands for the child mode, the arguments passed in an environment
 /// variable, one per line (so an argument must not hold a newline), which that test reads
 /// with [`Relaunch::test_args`].
@@ -328,6 +355,15 @@ mod tests {
         }
         assert!(matches!(out[1], Outcome::TimedOut));
         assert!(matches!(&out[2], Outcome::Exited { status, .. } if status.code() == Some(3)));
+    }
+
+    #[test]
+    fn ready_lines_are_awaited_past_other_output() {
+        let mut out = io::Cursor::new("noise\nREADY\nlater\n");
+        assert_eq!(await_ready(&mut out), Ok(()));
+        let mut out = io::Cursor::new("noise\n");
+        let e = await_ready(&mut out).unwrap_err();
+        assert!(e.starts_with("it ended"), "{e}");
     }
 
     fn talker(script: &str) -> Talker {

@@ -1,4 +1,4 @@
-//! Small statistics the examples and benches share.
+//! Small statistics the examples, the benches and the lab's programs share.
 
 /// The median of `v` (the mean of the two middle values for an even length; NaN when empty).
 ///

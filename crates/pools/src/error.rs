@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// An error from reading a topology, forming pools, opening the load table, building the
-/// policy or configuring the simulator.
+/// An error from reading a topology, forming pools, opening the load table or building the
+/// policy.
 ///
 /// Every message says what was wrong and what is allowed, for example
 /// `pool size 0: must be between 1 and 16 CPUs`.
@@ -60,9 +60,6 @@ enum ErrorKind {
     },
     NotMachineWide,
     Policy {
-        message: String,
-    },
-    Sim {
         message: String,
     },
 }
@@ -128,12 +125,6 @@ impl Error {
 
     pub(crate) fn policy(message: impl Into<String>) -> Self {
         Self::from(ErrorKind::Policy {
-            message: message.into(),
-        })
-    }
-
-    pub(crate) fn sim(message: impl Into<String>) -> Self {
-        Self::from(ErrorKind::Sim {
             message: message.into(),
         })
     }
@@ -204,7 +195,6 @@ impl fmt::Display for Error {
                  their jobs a table in a folder of your own (SharedTable::open_in) or a LocalLoads"
             ),
             ErrorKind::Policy { message } => write!(f, "pools policy: {message}"),
-            ErrorKind::Sim { message } => write!(f, "simulator: {message}"),
         }
     }
 }

@@ -15,7 +15,8 @@
 //!   pinned to their pool's CPUs.
 //! - [`LoadTable`]: [`SharedTable`] (a file in a folder only the user can use, shared by the
 //!   user's processes, dead processes' load reclaimed) or [`LocalLoads`] (one process).
-//! - [`sim`]: the paper's simulation model, with the same placement functions.
+//! - The paper's simulation model, with the same placement functions, is asat-lab's
+//!   `asat_lab::pools_sim` (in the repository's `crates/lab`).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -60,8 +61,9 @@
 //!
 //! ```text
 //! # Figure 3 of the paper from the simulator (CSV + SVG in out/pools_sim, about a minute)
-//! cargo run --release --example pools_sim -- --processors 60 --parallelism 10,20 --load 0.6 \
-//!     --pool-sizes 1,2,3,4,5,6,10,12,15,20,30,60 --F 0.8 --G 0.5 --reps 10 --out out/pools_sim
+//! cargo run --release -p asat-lab --bin pools_sim -- --processors 60 --parallelism 10,20 \
+//!     --load 0.6 --pool-sizes 1,2,3,4,5,6,10,12,15,20,30,60 --F 0.8 --G 0.5 --reps 10 \
+//!     --out out/pools_sim
 //!
 //! # real threads: 3 jobs as processes sharing one table, each printing its pools and CPUs
 //! cargo run --release --example pools_demo                          # this machine, NUMA pools
@@ -96,7 +98,6 @@ mod load;
 pub mod placement;
 pub mod policy;
 pub mod shm;
-pub mod sim;
 mod sys;
 mod topology;
 

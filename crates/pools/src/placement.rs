@@ -1,7 +1,7 @@
 //! Placement as in section 3 of Zhou and Brecht: pure functions from pool loads to decisions.
 //!
-//! The same functions serve the real policy ([`PoolPolicy`](crate::PoolPolicy)) and the
-//! simulator ([`sim`](crate::sim)).
+//! The same functions serve the real policy ([`PoolPolicy`](crate::PoolPolicy)) and asat-lab's
+//! simulator of the paper's model (`asat_lab::pools_sim`).
 //!
 //! - A job's **home pool** is the least-loaded pool when it starts ([`home_pool`]).
 //! - At each parallel phase the job, with desired parallelism `d`, considers at most

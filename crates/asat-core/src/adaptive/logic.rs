@@ -1,6 +1,6 @@
 //! The decision logic: a pure state machine (no clock reads, no system calls) that
-//! [`Asat`](super::Asat) drives at region starts, the simulator ([`sim`](super::sim)) drives on
-//! a simulated machine, and tests drive with a scripted clock.
+//! [`Asat`](super::Asat) drives at region starts, asat-lab's simulator (`asat_lab::asat_sim`)
+//! drives on a simulated machine, and tests drive with a scripted clock.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -129,8 +129,10 @@
 //! with a newcomer starting small when the machine is full; additive growth steps, tried in
 //! the simulator, did not settle within the `[P, P + k]` band and did not make them fair.
 //!
-//! The simulator [`sim`] drives this logic on a model of a time-sharing machine;
-//! `examples/asat_sim.rs` runs the scenarios and BENCHMARKS.md has the figures.
+//! asat-lab's simulator (`asat_lab::asat_sim`, in the repository's `crates/lab`) drives this
+//! logic ([`AsatLogic`], the pure functions of [`rule`], the arithmetic of [`pressure`]) on a
+//! model of a time-sharing machine; its `asat_sim` program runs the scenarios and
+//! BENCHMARKS.md has the figures.
 //!
 //! # The paper's algorithm (section 5)
 //!
@@ -233,9 +235,8 @@
 
 mod evaluation;
 mod logic;
-mod pressure;
+pub mod pressure;
 pub mod rule;
-pub mod sim;
 
 pub use evaluation::{Decision, Evaluation};
 pub use logic::{AsatLogic, Machine, Step, FIRST_SAMPLES};

@@ -2,19 +2,22 @@
 //! the kernel's 10 s averages, which lag by seconds):
 //!
 //! - CPU pressure (Linux PSI): the share of time in which some runnable thread of the machine
-//!   waited for a CPU, from the `some ... total=` counter ([`CpuPressure`]);
+//!   waited for a CPU, from the `some ... total=` counter;
 //! - the process's own run-queue wait: each thread's `/proc/self/task/*/schedstat` gives its
 //!   CPU time and the time it was runnable but waiting for a CPU; their sums over the
-//!   process give the share of its runnable time the job was kept waiting ([`CpuWait`]).
+//!   process give the share of its runnable time the job was kept waiting ([`wait_fraction`]).
 //!   Reading it costs one small file per thread (about 5 us each), once per evaluation;
-//! - the machine's idle CPU time, from the first line of `/proc/stat` ([`CpuIdle`]);
+//! - the machine's idle CPU time, from the first line of `/proc/stat`;
 //! - the CPUs the rest of the machine left free: all CPUs less those that were busy with
 //!   something other than this process (the busy share of `/proc/stat` less the process's own
 //!   CPU time from `schedstat`), [`free_cpus`]. Time a hypervisor stole from the CPUs is not
 //!   busy: no thread count inside the machine changes it, and `schedstat` leaves it out of the
 //!   process's own time too.
 //!
-//! [`Readings`] takes them all at an evaluation.
+//! The policy reads the files itself at each evaluation. What turns two readings into the
+//! figures asat's rule decides on, [`wait_fraction`] and [`free_cpus`], is public: a model of
+//! a machine (asat-lab's simulator) hands the rule the figures the policy would compute, with
+//! the policy's own arithmetic.
 //!
 //! The system-wide file `/proc/pressure/cpu` is used, else the process's cgroup
 //! `cpu.pressure` (cgroup v2), else none: kernels built without PSI or booted with `psi=0`
@@ -78,8 +81,15 @@ impl Readings {
 /// The CPUs the rest of the machine left free over an interval of `wall` ns: `cpus` less the
 /// CPUs busy with something other than this process, `(1 - not_busy) cpus - run / wall`
 /// (`not_busy`: the share of CPU time idle or stolen; the process's threads ran `run` ns in
-/// all), within `[0, cpus]`; `None` for an empty interval.
-pub(crate) fn free_cpus(cpus: usize, not_busy: f64, run: f64, wall: f64) -> Option<f64> {
+/// all), within `[0, cpus]`; `None` for an empty interval (or a `NaN` share or time).
+///
+/// ```
+/// use asat_core::adaptive::pressure::free_cpus;
+/// // 4 CPUs, 25% idle over 1 s, the process ran 2 CPU-seconds: the others kept 1 CPU busy
+/// assert_eq!(free_cpus(4, 0.25, 2e9, 1e9), Some(3.0));
+/// assert_eq!(free_cpus(4, 0.25, 2e9, 0.0), None);
+/// ```
+pub fn free_cpus(cpus: usize, not_busy: f64, run: f64, wall: f64) -> Option<f64> {
     if wall <= 0.0 || not_busy.is_nan() || run.is_nan() {
         return None;
     }
@@ -152,9 +162,17 @@ pub(crate) fn schedstat(text: &str) -> Option<(u64, u64)> {
     Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
 }
 
-/// Run-queue wait over runnable time between two `(run, wait)` totals, in `[0, 1]` (0 when
-/// nothing ran; totals that fell, as when a thread exited, count as no change).
-pub(crate) fn wait_fraction(prev: (u64, u64), now: (u64, u64)) -> f64 {
+/// Run-queue wait over runnable time between two `(run, wait)` totals in ns (the first two
+/// fields of `schedstat`, summed over the process's threads), in `[0, 1]` (0 when nothing ran;
+/// totals that fell, as when a thread exited, count as no change).
+///
+/// ```
+/// use asat_core::adaptive::pressure::wait_fraction;
+/// // 300 ns run and 100 ns waited since the previous totals: a quarter of the runnable time
+/// assert_eq!(wait_fraction((1000, 500), (1300, 600)), 0.25);
+/// assert_eq!(wait_fraction((1000, 500), (1000, 500)), 0.0);
+/// ```
+pub fn wait_fraction(prev: (u64, u64), now: (u64, u64)) -> f64 {
     let run = now.0.saturating_sub(prev.0) as f64;
     let wait = now.1.saturating_sub(prev.1) as f64;
     if run + wait <= 0.0 {

@@ -1,7 +1,7 @@
 //! The decisions of asat's own rule ([`Rule::Asat`](super::Rule::Asat)) as pure functions of
-//! what an evaluation saw. [`AsatLogic`](super::AsatLogic) calls them; the simulator
-//! ([`sim`](super::sim)) drives that same logic. The control law and the argument for it are in
-//! the [module docs](super).
+//! what an evaluation saw. [`AsatLogic`](super::AsatLogic) calls them; asat-lab's simulator
+//! (`asat_lab::asat_sim`) drives that same logic. The control law and the argument for it are
+//! in the [module docs](super).
 
 /// CPU pressure below this fraction of the interval (system-wide `some` stall time over
 /// busy time) means the machine has room: growth needs one good evaluation instead of
