@@ -1,11 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use asat::pools::Pools;
-use asat::CpuSet;
 use asat::{Plan, Policy, RegionStart};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -70,28 +66,4 @@ pub fn watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send
     });
     rx.recv_timeout(limit)
         .unwrap_or_else(|_| panic!("did not finish within {limit:?}: it hangs"))
-}
-
-/// Two pools of two CPUs (a made-up machine: a load table only needs the layout).
-pub fn pools() -> Pools {
-    let a: CpuSet = [0, 1].into_iter().collect();
-    let b: CpuSet = [2, 3].into_iter().collect();
-    Pools::new(vec![a, b], false).unwrap()
-}
-
-/// A fresh directory for a load table, mode 0700, in `/dev/shm` where there is one (removed
-/// when dropped).
-pub fn temp_dir(name: &str) -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm")
-    } else {
-        std::env::temp_dir()
-    };
-    let d = tempfile::Builder::new()
-        .prefix(&format!("asat-pools-test-{name}-"))
-        .tempdir_in(base)
-        .unwrap();
-    // A table's folder must be the user's alone.
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    d
 }

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::MAX_THREADS_LIMIT;
+use crate::registry::env_var;
 use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, SpinThenPark, WaitStrategy};
 
 type NameFn = dyn Fn(usize) -> String + Send + Sync;
@@ -390,12 +391,6 @@ pub(crate) fn parse_duration(v: &str) -> Option<std::time::Duration> {
     (1e-9..1e6)
         .contains(&secs)
         .then(|| std::time::Duration::from_secs_f64(secs))
-}
-
-/// An environment variable's value; one that is not UTF-8 comes back with its bad bytes
-/// replaced, so that it fails to parse (a clear error) instead of passing for unset.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

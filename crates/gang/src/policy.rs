@@ -188,7 +188,7 @@ impl WaitStrategy for GangWait {
     fn spin_limit(&self, info: &WaitInfo) -> Duration {
         match info.site {
             WaitSite::Idle => {
-                thread::set_idle(true);
+                sections::set_idle(true);
                 Self::IDLE_SPIN
             }
             _ => Duration::MAX,
@@ -197,7 +197,7 @@ impl WaitStrategy for GangWait {
 
     fn waited(&self, info: &WaitInfo, _outcome: &WaitOutcome) {
         if info.site == WaitSite::Idle {
-            thread::set_idle(false);
+            sections::set_idle(false);
         }
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::switch::{Shared, NO_SLOT};
+use crate::shared::{Shared, NO_SLOT};
 use crate::{sys, Error, Gang, GangPolicy, GangSchedulerBuilder, GangStats};
 
 /// A gang scheduler: an Ousterhout matrix over the CPUs of its domain and a thread that

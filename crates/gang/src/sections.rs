@@ -1,37 +1,18 @@
 //! What a gang thread calls around its own code: [`safe_point`], [`preempt_off`],
-//! [`blocking`] and [`in_gang`]. How each interacts with a switch is in the
-//! [`crate::switch`] module docs.
+//! [`blocking`] and [`in_gang`], and the idle state that `blocking` and the policy's waits
+//! put a thread in. How each interacts with a switch is in the [`crate::switch`] module docs.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{compiler_fence, Ordering};
 
+use crate::shared::{IDLE, ORPHAN};
 use crate::switch::{self, Cause};
-use crate::{binding, sys, thread};
+use crate::{binding, sys};
 
 thread_local! {
-    // Const-initialized atomics without destructors: plain thread-local words the signal
-    // handler may touch.
-    static PREEMPT: AtomicU32 = const { AtomicU32::new(0) };
-    static PENDING: AtomicBool = const { AtomicBool::new(false) };
-    // Whether the thread is inside `blocking` (the handler does not read it).
+    // Whether the thread is inside `blocking` (the stop signal's handler does not read it).
     static BLOCKING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the calling thread is inside a `preempt_off` section. Async-signal-safe.
-pub(crate) fn preempted() -> bool {
-    PREEMPT.with(|p| p.load(Ordering::Relaxed)) > 0
-}
-
-/// Records a stop for the end of the calling thread's `preempt_off` section.
-/// Async-signal-safe.
-pub(crate) fn defer_stop() {
-    PENDING.with(|p| p.store(true, Ordering::Relaxed));
-}
-
-/// Drops a recorded stop (a forked child's thread: its stop was the parent's).
-pub(crate) fn forget_pending_stop() {
-    PENDING.with(|p| p.store(false, Ordering::Relaxed));
 }
 
 /// A cooperative stop point: if the calling thread is a gang member whose slot is stopped, it
@@ -44,7 +25,7 @@ pub(crate) fn forget_pending_stop() {
 #[inline]
 pub fn safe_point() {
     if let Some((shared, slot, col)) = binding::binding() {
-        if shared.slots[slot].run.load(Ordering::Relaxed) == 0 && !preempted() {
+        if shared.slots[slot].run.load(Ordering::Relaxed) == 0 && !binding::preempted() {
             switch::park_if_stopped(shared, slot, col, Cause::SafePoint);
         }
     }
@@ -69,7 +50,7 @@ pub fn in_gang() -> bool {
 /// // short, non-blocking work that must not be interrupted by a gang switch
 /// ```
 pub fn preempt_off() -> PreemptGuard {
-    PREEMPT.with(|p| p.fetch_add(1, Ordering::Relaxed));
+    binding::preempt_enter();
     compiler_fence(Ordering::SeqCst);
     PreemptGuard {
         _not_send: PhantomData,
@@ -86,9 +67,7 @@ pub struct PreemptGuard {
 impl Drop for PreemptGuard {
     fn drop(&mut self) {
         compiler_fence(Ordering::SeqCst);
-        if PREEMPT.with(|p| p.fetch_sub(1, Ordering::Relaxed)) == 1
-            && PENDING.with(|p| p.swap(false, Ordering::Relaxed))
-        {
+        if binding::preempt_leave() {
             if let Some((shared, slot, col)) = binding::binding() {
                 switch::park_if_stopped(shared, slot, col, Cause::Deferred);
             }
@@ -129,7 +108,7 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
             // idle (the handler then does nothing); then the thread becomes runnable, and
             // parks if its slot is stopped.
             drop(self.0.take());
-            thread::set_idle(false);
+            set_idle(false);
         }
     }
     let Some((shared, ..)) = binding::binding() else {
@@ -139,7 +118,48 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
         return f();
     }
     BLOCKING.with(|b| b.set(true));
-    thread::set_idle(true);
+    set_idle(true);
     let _unblock = Unblock(Some(sys::SignalBlock::new(shared.signal)));
     f()
+}
+
+/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
+/// idle state while the slot is stopped parks the thread. An orphaned thread stays idle: the
+/// check of `ORPHAN` is part of each read-modify-write, so a gang dropped at the same moment
+/// cannot have its mark undone.
+pub(crate) fn set_idle(idle: bool) {
+    let Some((shared, slot, col)) = binding::binding() else {
+        return;
+    };
+    let cell = &shared.slots[slot].cells[col];
+    if idle {
+        let _p = preempt_off();
+        #[cfg(asat_inject)]
+        crate::inject::pause(crate::inject::Point::IdleEnter);
+        if cell
+            .state
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
+                (st & (IDLE | ORPHAN) == 0).then_some(st | IDLE)
+            })
+            .is_ok()
+        {
+            shared.runnable_dec(slot);
+        }
+    } else {
+        {
+            let _p = preempt_off();
+            #[cfg(asat_inject)]
+            crate::inject::pause(crate::inject::Point::IdleLeave);
+            if cell
+                .state
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
+                    (st & IDLE != 0 && st & ORPHAN == 0).then_some(st & !IDLE)
+                })
+                .is_ok()
+            {
+                shared.runnable_inc(slot);
+            }
+        }
+        switch::park_if_stopped(shared, slot, col, Cause::Join);
+    }
 }

@@ -4,16 +4,74 @@
 //! used. The switching protocol that runs on it is in the [`switch`](crate::switch) module.
 
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use crate::domain::{Domain, SLOTS};
-use crate::switch::{CellCtl, SlotCtl, NO_SLOT};
-use crate::{sys, thread};
+use crate::sys;
 use crate::{Error, Matrix};
+
+// A cell's state bits (the protocol is in the `switch` module docs).
+pub(crate) const BOUND: u32 = 1;
+pub(crate) const SIGNALED: u32 = 2;
+pub(crate) const KILLING: u32 = 4;
+pub(crate) const PARKED: u32 = 8;
+pub(crate) const IDLE: u32 = 16;
+pub(crate) const CLAIMING: u32 = 32;
+/// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
+/// `Member` was forgotten). The thread is never stopped again; the cell stays reserved in the
+/// matrix until the thread leaves (at its exit at the latest).
+pub(crate) const ORPHAN: u32 = 64;
+
+/// No slot is running.
+pub(crate) const NO_SLOT: usize = usize::MAX;
+
+/// One cell of the matrix: the thread bound to it and its stop state.
+#[derive(Debug, Default)]
+pub(crate) struct CellCtl {
+    pub(crate) state: AtomicU32,
+    /// The bound thread's kernel thread id.
+    pub(crate) tid: AtomicI32,
+    pub(crate) stopped_ns: AtomicU64,
+}
+
+/// One slot (row) of the matrix.
+#[derive(Debug)]
+pub(crate) struct SlotCtl {
+    /// 1 while the slot runs.
+    pub(crate) run: CachePadded<AtomicU32>,
+    /// Moves when `run` becomes 1 or a cell of the slot is orphaned; the futex its parked
+    /// threads sleep on (module docs).
+    pub(crate) epoch: AtomicU32,
+    /// Gangs placed in this slot (mirrors the matrix for the scheduler, which takes no lock).
+    pub(crate) gangs: AtomicU32,
+    /// Bound threads that are not idle.
+    pub(crate) runnable: AtomicU32,
+    pub(crate) cells: Box<[CellCtl]>,
+}
+
+impl SlotCtl {
+    /// Wakes the slot's parked threads to look at their condition again; the condition was
+    /// written (`SeqCst`) before.
+    pub(crate) fn wake_parked(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake(&self.epoch, i32::MAX);
+    }
+}
+
+/// Moves in a child after each `fork()` (module docs of `switch`, "Fork").
+pub(crate) static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+/// The process generation: how many `fork()`s separate this process from the one that
+/// loaded the crate. A scheduler built in another generation is a forked child's copy.
+pub(crate) fn process_generation() -> u32 {
+    // Relaxed: it moves only in a child's single thread, before any other thread of the child
+    // exists (threads started later see it through their spawn).
+    GENERATION.load(Ordering::Relaxed)
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -85,7 +143,7 @@ pub(crate) struct Shared {
     /// The value every stop signal carries: drawn at random, never 0 (the value of a signal
     /// that carries none).
     pub(crate) token: usize,
-    /// The process generation ([`thread::process_generation`]) the scheduler was built in.
+    /// The process generation ([`process_generation`]) the scheduler was built in.
     pub(crate) generation: u32,
     /// Set when a check found another action installed for the stop signal, cleared when one
     /// finds asat-gang's handler again.
@@ -136,7 +194,7 @@ impl Shared {
             pid: sys::getpid(),
             uid: sys::getuid(),
             token: h.finish() as usize | 1,
-            generation: thread::process_generation(),
+            generation: process_generation(),
             handler_lost: AtomicBool::new(false),
         }
     }
@@ -155,7 +213,7 @@ impl Shared {
     /// Whether this is a forked child's copy of a scheduler of its parent (module docs,
     /// "Fork").
     pub(crate) fn forked(&self) -> bool {
-        thread::process_generation() != self.generation
+        process_generation() != self.generation
     }
 
     /// Whether the stop signal's handler is asat-gang's (one `sigaction` query); remembered

@@ -13,7 +13,7 @@
 //! the cell stays reserved in the matrix, given to no new gang, until the thread leaves). Every
 //! slot has a word `run` (1 while the slot runs), a futex word `epoch` that moves whenever its
 //! parked threads have something new to look at, and a count of its runnable threads. A thread
-//! finds its cell through a thread-local binding (`crate::sys::binding`).
+//! finds its cell through a thread-local binding (`crate::binding`).
 //!
 //! # A switch from slot A to slot B (scheduler thread)
 //!
@@ -155,60 +155,12 @@
 //! `heavy_allocation_under_a_1ms_quantum_does_not_deadlock` allocates and frees across gangs
 //! under a 1 ms quantum for seconds.
 
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crossbeam_utils::CachePadded;
-
+use crate::shared::{CellCtl, BOUND, IDLE, KILLING, NO_SLOT, ORPHAN, PARKED, SIGNALED};
 pub(crate) use crate::shared::{Config, Shared};
-use crate::{binding, sections, sys};
-
-pub(crate) const BOUND: u32 = 1;
-pub(crate) const SIGNALED: u32 = 2;
-pub(crate) const KILLING: u32 = 4;
-pub(crate) const PARKED: u32 = 8;
-pub(crate) const IDLE: u32 = 16;
-pub(crate) const CLAIMING: u32 = 32;
-/// With `IDLE`: the cell's gang was dropped while this thread was still bound to it (its
-/// `Member` was forgotten). The thread is never stopped again; the cell stays reserved in the
-/// matrix until the thread leaves (at its exit at the latest).
-pub(crate) const ORPHAN: u32 = 64;
-
-/// No slot is running.
-pub(crate) const NO_SLOT: usize = usize::MAX;
-
-/// One cell of the matrix: the thread bound to it and its stop state.
-#[derive(Debug, Default)]
-pub(crate) struct CellCtl {
-    pub(crate) state: AtomicU32,
-    /// The bound thread's kernel thread id.
-    pub(crate) tid: AtomicI32,
-    pub(crate) stopped_ns: AtomicU64,
-}
-
-/// One slot (row) of the matrix.
-#[derive(Debug)]
-pub(crate) struct SlotCtl {
-    /// 1 while the slot runs.
-    pub(crate) run: CachePadded<AtomicU32>,
-    /// Moves when `run` becomes 1 or a cell of the slot is orphaned; the futex its parked
-    /// threads sleep on (module docs).
-    pub(crate) epoch: AtomicU32,
-    /// Gangs placed in this slot (mirrors the matrix for the scheduler, which takes no lock).
-    pub(crate) gangs: AtomicU32,
-    /// Bound threads that are not idle.
-    pub(crate) runnable: AtomicU32,
-    pub(crate) cells: Box<[CellCtl]>,
-}
-
-impl SlotCtl {
-    /// Wakes the slot's parked threads to look at their condition again; the condition was
-    /// written (`SeqCst`) before.
-    pub(crate) fn wake_parked(&self) {
-        self.epoch.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake(&self.epoch, i32::MAX);
-    }
-}
+use crate::{binding, sys};
 
 impl Shared {
     /// Stops every runnable thread of `from` (steps 0-3 of the protocol). Called by the
@@ -401,8 +353,8 @@ pub(crate) fn on_stop_signal(from: sys::Sender) {
     if st & IDLE != 0 {
         return;
     }
-    if sections::preempted() {
-        sections::defer_stop();
+    if binding::preempted() {
+        binding::defer_stop();
         shared.stats.deferred_stops.fetch_add(1, Ordering::Relaxed);
         return;
     }

@@ -1,29 +1,20 @@
-//! A thread's side of gang membership: binding itself to a cell, leaving it, going idle, and
-//! what a forked child forgets. The protocol is in the [`crate::switch`] module docs.
+//! A thread's side of gang membership: binding itself to a cell, leaving it, and what a forked
+//! child forgets (going idle is in [`sections`](crate::sections)). The protocol is in the
+//! [`crate::switch`] module docs.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
-use crate::switch::{self, Cause, Shared, BOUND, CLAIMING, IDLE, KILLING, ORPHAN};
-use crate::{binding, sections, sys, Error};
-
-/// Moves in a child after each `fork()` (module docs of `switch`, "Fork").
-static GENERATION: AtomicU32 = AtomicU32::new(0);
-
-/// The process generation: how many `fork()`s separate this process from the one that
-/// loaded the crate. A scheduler built in another generation is a forked child's copy.
-pub(crate) fn process_generation() -> u32 {
-    // Relaxed: it moves only in a child's single thread, before any other thread of the child
-    // exists (threads started later see it through their spawn).
-    GENERATION.load(Ordering::Relaxed)
-}
+use crate::shared::{Shared, BOUND, CLAIMING, GENERATION, IDLE, KILLING, ORPHAN};
+use crate::switch::{self, Cause};
+use crate::{binding, sys, Error};
 
 /// The `pthread_atfork` child handler: the forking thread, the child's only thread, is no
 /// longer bound to the parent's schedulers, and those schedulers see they are copies.
 extern "C" fn after_fork_in_child() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
     binding::unbind();
-    sections::forget_pending_stop();
+    binding::forget_pending_stop();
 }
 
 /// Makes forked children forget their gangs (registered once per process). Called before a
@@ -144,45 +135,4 @@ pub(crate) fn leave() {
     // being destroyed and drops its Arc itself.
     let owner = OWNER.try_with(|o| o.try_borrow_mut().ok().and_then(|mut o| o.0.take()));
     drop(owner);
-}
-
-/// Marks the calling thread idle (not runnable, not signalled) or runnable again. Leaving the
-/// idle state while the slot is stopped parks the thread. An orphaned thread stays idle: the
-/// check of `ORPHAN` is part of each read-modify-write, so a gang dropped at the same moment
-/// cannot have its mark undone.
-pub(crate) fn set_idle(idle: bool) {
-    let Some((shared, slot, col)) = binding::binding() else {
-        return;
-    };
-    let cell = &shared.slots[slot].cells[col];
-    if idle {
-        let _p = sections::preempt_off();
-        #[cfg(asat_inject)]
-        crate::inject::pause(crate::inject::Point::IdleEnter);
-        if cell
-            .state
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
-                (st & (IDLE | ORPHAN) == 0).then_some(st | IDLE)
-            })
-            .is_ok()
-        {
-            shared.runnable_dec(slot);
-        }
-    } else {
-        {
-            let _p = sections::preempt_off();
-            #[cfg(asat_inject)]
-            crate::inject::pause(crate::inject::Point::IdleLeave);
-            if cell
-                .state
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |st| {
-                    (st & IDLE != 0 && st & ORPHAN == 0).then_some(st & !IDLE)
-                })
-                .is_ok()
-            {
-                shared.runnable_inc(slot);
-            }
-        }
-        switch::park_if_stopped(shared, slot, col, Cause::Join);
-    }
 }

@@ -640,5 +640,4 @@ fn nanos(d: Duration) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "wait_tests.rs"]
 mod tests;

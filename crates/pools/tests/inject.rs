@@ -18,7 +18,6 @@
 #![cfg(asat_inject)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -26,9 +25,11 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use asat_core::CpuSet;
 use asat_pools::inject::{self, Point};
-use asat_pools::{LoadTable, Pools, SharedTable};
+use asat_pools::{LoadTable, SharedTable};
+
+mod common;
+use common::{pools, temp_dir};
 
 /// How long the test may take before the watchdog calls it hung.
 const WATCHDOG: Duration = Duration::from_secs(90);
@@ -45,30 +46,6 @@ const DIR_ENV: &str = "ASAT_POOLS_INJECT_DIR";
 const DEAD_LOAD: u32 = 7;
 /// The threads the claimer counts in pool 1.
 const CLAIMER_LOAD: u32 = 5;
-
-/// Two pools of two CPUs (a made-up machine: the table only needs the layout).
-fn pools() -> Pools {
-    let a: CpuSet = [0, 1].into_iter().collect();
-    let b: CpuSet = [2, 3].into_iter().collect();
-    Pools::new(vec![a, b], false).unwrap()
-}
-
-/// A fresh directory for a table, mode 0700, in `/dev/shm` where there is one (removed when
-/// dropped).
-fn temp_dir(name: &str) -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm")
-    } else {
-        std::env::temp_dir()
-    };
-    let d = tempfile::Builder::new()
-        .prefix(&format!("asat-pools-inject-{name}-"))
-        .tempdir_in(base)
-        .unwrap();
-    // A table's folder must be the user's alone.
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    d
-}
 
 /// The other processes of the test.
 ///

@@ -568,5 +568,4 @@ impl AsatLogic {
 }
 
 #[cfg(test)]
-#[path = "logic_tests.rs"]
 mod tests;

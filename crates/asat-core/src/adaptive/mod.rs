@@ -415,7 +415,7 @@ impl Asat {
     /// `ASAT_GOOD_TRIG` and `ASAT_SAMPLES` (times in seconds, or with a `ms`/`us` suffix; `ASAT_BAD_TIME=auto`
     /// derives it).
     pub fn from_env() -> Result<Self, Error> {
-        Self::from_env_with(&crate::builder::env_var)
+        Self::from_env_with(&crate::registry::env_var)
     }
 
     pub(crate) fn from_env_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, Error> {

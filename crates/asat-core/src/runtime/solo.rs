@@ -393,150 +393,149 @@ mod tests {
         // Kernels before 6.12 report 0 for every thread.
         assert!(may_take(Some(fair(0)), 0));
     }
-}
 
-/// The protocol on real threads and runtimes (each test on a thread of its own, whose memory
-/// starts afresh).
-#[cfg(test)]
-mod runtime_tests {
-    use super::*;
-    use crate::sys::slice::testing::{get, kernel_slices, resets_on_fork, set, SCHED_IDLE};
-    use crate::{Fixed, Runtime, Single};
+    /// The protocol on real threads and runtimes (each test on a thread of its own, whose
+    /// memory starts afresh).
+    mod on_threads {
+        use super::*;
+        use crate::sys::slice::testing::{get, kernel_slices, resets_on_fork, set, SCHED_IDLE};
+        use crate::{Fixed, Runtime, Single};
 
-    const MS: u64 = 1_000_000;
+        const MS: u64 = 1_000_000;
 
-    fn on_own_thread(f: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(f).join().unwrap();
-    }
+        fn on_own_thread(f: impl FnOnce() + Send + 'static) {
+            std::thread::spawn(f).join().unwrap();
+        }
 
-    fn single(slice: Option<Duration>) -> Runtime {
-        let b = Runtime::builder().max_threads(2).policy(Single);
-        b.solo_slice(slice).build().unwrap()
-    }
+        fn single(slice: Option<Duration>) -> Runtime {
+            let b = Runtime::builder().max_threads(2).policy(Single);
+            b.solo_slice(slice).build().unwrap()
+        }
 
-    fn pair() -> Runtime {
-        Runtime::builder()
-            .max_threads(2)
-            .policy(Fixed::new(2))
-            .build()
-            .unwrap()
-    }
+        fn pair() -> Runtime {
+            Runtime::builder()
+                .max_threads(2)
+                .policy(Fixed::new(2))
+                .build()
+                .unwrap()
+        }
 
-    /// A region of a team of one that lasts long enough for the next to ask.
-    fn long(rt: &Runtime) -> (u64, bool) {
-        let inside = std::sync::Mutex::new((0, false));
-        rt.region(|_| {
-            std::thread::sleep(Duration::from_nanos(SOLO_MIN_REGION.as_nanos() as u64));
-            *inside.lock().unwrap() = (get().2, resets_on_fork());
-        });
-        inside.into_inner().unwrap()
-    }
-
-    #[test]
-    fn a_long_team_of_one_makes_the_next_hold_the_slice_for_its_length_only() {
-        let (default, grants) = kernel_slices();
-        on_own_thread(move || {
-            let solo = single(Some(Duration::from_millis(30)));
-            // The first is not known to be long: it does not ask.
-            assert_eq!(long(&solo), (default, false));
-            assert_eq!((get().2, resets_on_fork()), (default, false));
-            let (slice, flag) = long(&solo);
-            assert_eq!(slice, if grants { 30 * MS } else { default });
-            assert!(flag, "threads made meanwhile would inherit the slice");
-            // Given back when the region returns.
-            assert_eq!((get().2, resets_on_fork()), (default, false));
-            // Regions of another site, which do not last, do not ask.
-            short(&solo);
-            assert_eq!(short(&solo), default);
-            // Nor do larger teams.
-            long(&pair());
-            assert_eq!(long(&pair()).0, default);
-        });
-    }
-
-    /// A region of a site of its own that does not last.
-    fn short(rt: &Runtime) -> u64 {
-        let inside = std::sync::Mutex::new(0);
-        rt.region(|_| *inside.lock().unwrap() = get().2);
-        inside.into_inner().unwrap()
-    }
-
-    #[test]
-    fn long_regions_hold_the_slice_between_short_ones_which_do_not() {
-        let (default, grants) = kernel_slices();
-        on_own_thread(move || {
-            let solo = single(Some(Duration::from_millis(30)));
-            let held = if grants { 30 * MS } else { default };
-            long(&solo);
-            for _ in 0..3 {
-                assert_eq!(short(&solo), default, "a short region after a long one");
-                assert_eq!(long(&solo).0, held, "a long region after a short one");
-            }
-        });
-    }
-
-    #[test]
-    fn a_thread_made_during_the_region_and_a_panic_leave_nothing_behind() {
-        let (default, _) = kernel_slices();
-        on_own_thread(move || {
-            let solo = single(Some(Duration::from_millis(30)));
-            long(&solo);
-            let child = std::sync::Mutex::new(None);
-            solo.region(|_| {
-                let got = std::thread::spawn(get).join().unwrap().2;
-                *child.lock().unwrap() = Some(got);
+        /// A region of a team of one that lasts long enough for the next to ask.
+        fn long(rt: &Runtime) -> (u64, bool) {
+            let inside = std::sync::Mutex::new((0, false));
+            rt.region(|_| {
                 std::thread::sleep(Duration::from_nanos(SOLO_MIN_REGION.as_nanos() as u64));
+                *inside.lock().unwrap() = (get().2, resets_on_fork());
             });
-            assert_eq!(child.into_inner().unwrap(), Some(default));
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                solo.region(|_| panic!("in a solo region"))
-            }));
-            assert!(r.is_err());
-            assert_eq!((get().2, resets_on_fork()), (default, false));
-        });
-    }
+            inside.into_inner().unwrap()
+        }
 
-    #[test]
-    fn the_default_is_100_ms_and_off_means_untouched() {
-        let (default, grants) = kernel_slices();
-        on_own_thread(move || {
-            let off = single(None);
-            long(&off);
-            assert_eq!(long(&off).0, default);
-            let rt = Runtime::builder().max_threads(1).build().unwrap();
-            long(&rt);
-            assert_eq!(long(&rt).0, if grants { 100 * MS } else { default });
-        });
-    }
+        #[test]
+        fn a_long_team_of_one_makes_the_next_hold_the_slice_for_its_length_only() {
+            let (default, grants) = kernel_slices();
+            on_own_thread(move || {
+                let solo = single(Some(Duration::from_millis(30)));
+                // The first is not known to be long: it does not ask.
+                assert_eq!(long(&solo), (default, false));
+                assert_eq!((get().2, resets_on_fork()), (default, false));
+                let (slice, flag) = long(&solo);
+                assert_eq!(slice, if grants { 30 * MS } else { default });
+                assert!(flag, "threads made meanwhile would inherit the slice");
+                // Given back when the region returns.
+                assert_eq!((get().2, resets_on_fork()), (default, false));
+                // Regions of another site, which do not last, do not ask.
+                short(&solo);
+                assert_eq!(short(&solo), default);
+                // Nor do larger teams.
+                long(&pair());
+                assert_eq!(long(&pair()).0, default);
+            });
+        }
 
-    #[test]
-    fn a_slice_of_the_threads_own_another_policy_or_a_negative_nice_is_left_alone() {
-        on_own_thread(|| {
-            set(0, 0, 3 * MS).unwrap();
-            let own = get();
-            let solo = single(Some(Duration::from_millis(30)));
-            long(&solo);
-            assert_eq!(long(&solo).0, 3 * MS);
-            assert_eq!((MEMORY.with_borrow(|m| m.solo), get()), (Solo::Skip, own));
-        });
-        on_own_thread(|| {
-            set(SCHED_IDLE, 0, 0).unwrap();
-            let solo = single(Some(Duration::from_millis(30)));
-            long(&solo);
-            long(&solo);
-            assert_eq!(
-                (MEMORY.with_borrow(|m| m.solo), get().0),
-                (Solo::Skip, SCHED_IDLE)
-            );
-        });
-        // Lowering one's nice value needs privileges: only where the tests have them.
-        on_own_thread(|| {
-            if set(0, -1, 0).is_ok() {
+        /// A region of a site of its own that does not last.
+        fn short(rt: &Runtime) -> u64 {
+            let inside = std::sync::Mutex::new(0);
+            rt.region(|_| *inside.lock().unwrap() = get().2);
+            inside.into_inner().unwrap()
+        }
+
+        #[test]
+        fn long_regions_hold_the_slice_between_short_ones_which_do_not() {
+            let (default, grants) = kernel_slices();
+            on_own_thread(move || {
+                let solo = single(Some(Duration::from_millis(30)));
+                let held = if grants { 30 * MS } else { default };
+                long(&solo);
+                for _ in 0..3 {
+                    assert_eq!(short(&solo), default, "a short region after a long one");
+                    assert_eq!(long(&solo).0, held, "a long region after a short one");
+                }
+            });
+        }
+
+        #[test]
+        fn a_thread_made_during_the_region_and_a_panic_leave_nothing_behind() {
+            let (default, _) = kernel_slices();
+            on_own_thread(move || {
+                let solo = single(Some(Duration::from_millis(30)));
+                long(&solo);
+                let child = std::sync::Mutex::new(None);
+                solo.region(|_| {
+                    let got = std::thread::spawn(get).join().unwrap().2;
+                    *child.lock().unwrap() = Some(got);
+                    std::thread::sleep(Duration::from_nanos(SOLO_MIN_REGION.as_nanos() as u64));
+                });
+                assert_eq!(child.into_inner().unwrap(), Some(default));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    solo.region(|_| panic!("in a solo region"))
+                }));
+                assert!(r.is_err());
+                assert_eq!((get().2, resets_on_fork()), (default, false));
+            });
+        }
+
+        #[test]
+        fn the_default_is_100_ms_and_off_means_untouched() {
+            let (default, grants) = kernel_slices();
+            on_own_thread(move || {
+                let off = single(None);
+                long(&off);
+                assert_eq!(long(&off).0, default);
+                let rt = Runtime::builder().max_threads(1).build().unwrap();
+                long(&rt);
+                assert_eq!(long(&rt).0, if grants { 100 * MS } else { default });
+            });
+        }
+
+        #[test]
+        fn a_slice_of_the_threads_own_another_policy_or_a_negative_nice_is_left_alone() {
+            on_own_thread(|| {
+                set(0, 0, 3 * MS).unwrap();
+                let own = get();
+                let solo = single(Some(Duration::from_millis(30)));
+                long(&solo);
+                assert_eq!(long(&solo).0, 3 * MS);
+                assert_eq!((MEMORY.with_borrow(|m| m.solo), get()), (Solo::Skip, own));
+            });
+            on_own_thread(|| {
+                set(SCHED_IDLE, 0, 0).unwrap();
                 let solo = single(Some(Duration::from_millis(30)));
                 long(&solo);
                 long(&solo);
-                assert_eq!((MEMORY.with_borrow(|m| m.solo), get().1), (Solo::Skip, -1));
-            }
-        });
+                assert_eq!(
+                    (MEMORY.with_borrow(|m| m.solo), get().0),
+                    (Solo::Skip, SCHED_IDLE)
+                );
+            });
+            // Lowering one's nice value needs privileges: only where the tests have them.
+            on_own_thread(|| {
+                if set(0, -1, 0).is_ok() {
+                    let solo = single(Some(Duration::from_millis(30)));
+                    long(&solo);
+                    long(&solo);
+                    assert_eq!((MEMORY.with_borrow(|m| m.solo), get().1), (Solo::Skip, -1));
+                }
+            });
+        }
     }
 }

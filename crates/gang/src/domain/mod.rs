@@ -175,14 +175,8 @@
 //! a participant that is stopped as a whole (`SIGSTOP`) is not dead, so each switch waits the
 //! stop timeout for it and counts a late stop.
 
-#[cfg(test)]
-mod kill_tests;
 mod prewake;
-#[cfg(test)]
-mod process_tests;
 mod rotation;
-#[cfg(test)]
-mod scheduler_tests;
 mod sys;
 mod table;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::prewake::{self, Wait};
 use super::table::{Domain, SLOTS};
 use crate::scheduler::next_slot;
-use crate::switch::{Shared, NO_SLOT};
+use crate::shared::{Shared, NO_SLOT};
 use crate::sys;
 
 /// The longest a watcher that is not the leader sleeps: it campaigns for the leadership at

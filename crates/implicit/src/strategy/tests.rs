@@ -1,6 +1,3 @@
-use asat_core::WaitStrategy;
-
-use super::wait_strategy::core_all_arrived;
 use super::*;
 
 fn cfg() -> Config {
@@ -47,17 +44,6 @@ fn global_learns_from_imbalances_and_drops_outliers() {
         g.record_imbalance(us(900));
     }
     assert_eq!(g.barrier_spin(), us(60));
-}
-
-#[test]
-fn global_learns_through_core_arrivals() {
-    let g = AdaptiveGlobal::with_config(&cfg());
-    assert!(WaitStrategy::wants_arrivals(&g));
-    for _ in 0..5 {
-        core_all_arrived(&g, &[1_000, 81_000, 41_000]);
-    }
-    assert_eq!(g.imbalance_estimate(), Some(us(80)));
-    assert_eq!(g.barrier_spin(), us(81));
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn core_waited(s: &dyn TwoPhase, info: &WaitInfo, outcome: &WaitOutcome) {
     }
 }
 
-pub(super) fn core_all_arrived(s: &dyn TwoPhase, arrivals_ns: &[u64]) {
+fn core_all_arrived(s: &dyn TwoPhase, arrivals_ns: &[u64]) {
     let (Some(&lo), Some(&hi)) = (arrivals_ns.iter().min(), arrivals_ns.iter().max()) else {
         return;
     };
@@ -57,3 +57,27 @@ impl_wait_strategy!(
     AdaptiveGlobal,
     AnyStrategy
 );
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+    use super::*;
+
+    #[test]
+    fn global_learns_through_core_arrivals() {
+        let us = Duration::from_micros;
+        let c = Config::builder()
+            .context_switch(us(30))
+            .release_latency(us(1))
+            .sample(20)
+            .build()
+            .unwrap();
+        let g = AdaptiveGlobal::with_config(&c);
+        assert!(WaitStrategy::wants_arrivals(&g));
+        for _ in 0..5 {
+            core_all_arrived(&g, &[1_000, 81_000, 41_000]);
+        }
+        assert_eq!(g.imbalance_estimate(), Some(us(80)));
+        assert_eq!(g.barrier_spin(), us(81));
+    }
+}
