@@ -222,51 +222,31 @@
 //!   is allowed, where rayon takes its default; `use_current_thread` does nothing (see
 //!   [`ThreadPoolBuilder`]).
 
-pub mod adapters;
-pub mod array;
-pub mod blocks;
-pub mod bridge;
-pub mod chain;
-pub mod cmp;
-mod collect;
-pub mod collections;
-mod deferred;
-pub mod drain;
-pub mod drive;
-mod either_iter;
-mod extend;
-mod find;
-pub mod flat_map;
-mod fmt;
-pub mod fold_chunks;
-pub mod indexed;
-mod indexed_iter;
-pub mod interleave;
-pub mod intersperse;
-mod into;
+// Where the code is: the sources in `source/`, the traits and the adapters in `iter/`, the
+// terminal calls and how a call runs in `terminal/`, what they share in `internal/` (each
+// folder's `mod.rs` lists its files); rayon's scopes in `scope/` and the parallel sorts in
+// `sort/`. Each public module is re-exported below at the path rayon gives it
+// (`asat_iter::vec`, `asat_iter::slice`, ...).
+mod internal;
 mod iter;
-pub mod panic_fuse;
-pub mod plumbing;
-pub mod range;
-pub mod range_inclusive;
-mod raw;
-pub mod recursive;
 pub mod scope;
-pub mod slice;
 pub mod sort;
-pub mod sources;
-pub mod splitter;
-mod stop;
-pub mod str;
-pub mod take_any;
-pub mod take_any_while;
-mod terminals;
-#[cfg(test)]
-mod testing;
-pub mod try_ops;
-pub mod unzip;
-pub mod vec;
+mod source;
+mod terminal;
 
+pub use internal::{plumbing, splitter};
+pub use iter::{
+    adapters, blocks, chain, flat_map, fold_chunks, indexed, interleave, intersperse, panic_fuse,
+    take_any, take_any_while,
+};
+pub use source::{
+    array, bridge, collections, drain, range, range_inclusive, recursive, slice, sources, str, vec,
+};
+pub use terminal::{cmp, drive, try_ops, unzip};
+
+// `#[doc(no_inline)]`: an item of a public module is documented there, and listed here as a
+// re-export (the modules' folders are private, so the docs would otherwise copy it here).
+#[doc(no_inline)]
 pub use adapters::{
     Cloned, Copied, Filter, FilterMap, FlatMapIter, FlattenIter, Fold, FoldWith, Inspect, Map,
     MapInit, MapWith, Positions, Update,
@@ -277,22 +257,34 @@ pub use asat_core::{
     DefaultSpawn, FnContext, Runtime, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
     ThreadPoolBuilder, Yield,
 };
+#[doc(no_inline)]
 pub use blocks::{ExponentialBlocks, UniformBlocks};
+#[doc(no_inline)]
 pub use bridge::{IterBridge, ParallelBridge};
+#[doc(no_inline)]
 pub use chain::{Chain, Rev};
-pub use collect::FromParallelIterator;
+#[doc(no_inline)]
 pub use collections::{option, result, string};
+#[doc(no_inline)]
 pub use drain::{ParallelDrainFull, ParallelDrainRange};
-pub use extend::ParallelExtend;
+#[doc(no_inline)]
 pub use flat_map::{FlatMap, Flatten};
+#[doc(no_inline)]
 pub use fold_chunks::{FoldChunks, FoldChunksWith};
+#[doc(no_inline)]
 pub use indexed::{Chunks, Enumerate, MaxLen, MinLen, MultiZip, Skip, StepBy, Take, Zip, ZipEq};
-pub use indexed_iter::IndexedParallelIterator;
+#[doc(no_inline)]
 pub use interleave::{Interleave, InterleaveShortest};
+#[doc(no_inline)]
 pub use intersperse::Intersperse;
-pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
-pub use iter::ParallelIterator;
+pub use iter::indexed_parallel_iterator::IndexedParallelIterator;
+pub use iter::into_parallel_iterator::{
+    IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
+};
+pub use iter::parallel_iterator::ParallelIterator;
+#[doc(no_inline)]
 pub use panic_fuse::PanicFuse;
+#[doc(no_inline)]
 pub use recursive::{
     split, walk_tree, walk_tree_postfix, walk_tree_prefix, Split, WalkTree, WalkTreePostfix,
     WalkTreePrefix,
@@ -301,12 +293,20 @@ pub use scope::{
     current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, scope, scope_fifo,
     Scope, ScopeFifo, ThreadPoolScopes,
 };
+#[doc(no_inline)]
 pub use slice::{ParallelSlice, ParallelSliceMut};
 #[allow(deprecated)]
+#[doc(no_inline)]
 pub use sources::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
+#[doc(no_inline)]
 pub use str::ParallelString;
+#[doc(no_inline)]
 pub use take_any::{SkipAny, TakeAny, WhileSome};
+#[doc(no_inline)]
 pub use take_any_while::{SkipAnyWhile, TakeAnyWhile};
+pub use terminal::collect::FromParallelIterator;
+pub use terminal::extend::ParallelExtend;
+#[doc(no_inline)]
 pub use try_ops::{TryFold, TryFoldWith};
 pub use unzip::Either;
 

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use asat_core::BroadcastContext;
 
 use super::*;
+use crate::internal::testing::on_every_team;
 use crate::prelude::*;
-use crate::testing::on_every_team;
 
 /// Long enough for any wait here on a loaded machine; reached only by a bug.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -148,7 +148,7 @@ fn panics_propagate_after_every_job_has_run() {
 #[test]
 fn fifo_scopes_start_jobs_in_spawn_order() {
     // one thread that takes tasks runs the jobs after `op`, in the order they were spawned
-    crate::testing::team_of(1).install(|| {
+    crate::internal::testing::team_of(1).install(|| {
         let order = std::sync::Mutex::new(Vec::new());
         scope_fifo(|s| {
             for i in 0..4 {
@@ -385,8 +385,8 @@ fn a_broadcast_in_an_inline_scope_runs_once() {
 fn pending_tasks_are_the_threads_queued_work() {
     assert_eq!(current_thread_has_pending_tasks(), None);
     // one thread of four takes tasks: the others leave the owner's deque alone
-    let one = crate::testing::team_of(1);
-    let other = crate::testing::team_of(2);
+    let one = crate::internal::testing::team_of(1);
+    let other = crate::internal::testing::team_of(2);
     one.install(|| {
         let in_job = Mutex::new(Vec::new());
         let in_broadcast = Mutex::new(Vec::new());
@@ -424,7 +424,7 @@ fn pending_tasks_are_the_threads_queued_work() {
 
 #[test]
 fn a_thread_runs_its_own_spawns_newest_first() {
-    crate::testing::team_of(1).install(|| {
+    crate::internal::testing::team_of(1).install(|| {
         let order = Mutex::new(Vec::new());
         scope(|s| {
             for i in 0..5 {
@@ -452,7 +452,7 @@ fn spawn_pair<'s>(s: &Scope<'s>, met: &'s AtomicUsize) {
 fn spawned_jobs_are_stolen_by_other_threads() {
     // with one thread taking tasks, the pair would wait for each other: two threads ran them
     for k in 2..=4 {
-        crate::testing::team_of(k).install_here(|| {
+        crate::internal::testing::team_of(k).install_here(|| {
             let met = AtomicUsize::new(0);
             scope(|s| spawn_pair(s, &met));
             // from a job, at depth
@@ -484,7 +484,7 @@ fn spawn_sums<'s>(s: &Scope<'s>, total: &'s AtomicUsize) {
 
 #[test]
 fn scopes_from_several_threads_share_the_pool() {
-    let pool = crate::testing::team_of(4);
+    let pool = crate::internal::testing::team_of(4);
     let total = AtomicUsize::new(0);
     let start = Barrier::new(4);
     std::thread::scope(|ts| {
@@ -571,7 +571,7 @@ fn a_small_scope_on_two_threads() {
     // The scope engine's every path in a few jobs (for Miri, which runs slowly): spawns on the
     // owner's deque, one stolen from it (the pair waits for each other), spawns from a job, a
     // FIFO scope's tokens, a broadcast's parts in each thread's mail.
-    crate::testing::team_of(2).install_here(|| {
+    crate::internal::testing::team_of(2).install_here(|| {
         let met = AtomicUsize::new(0);
         let parts = AtomicUsize::new(0);
         scope(|s| {

@@ -5,7 +5,7 @@
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use crate::raw::RawSlice;
+use crate::internal::raw::RawSlice;
 
 /// The slice being sorted and a buffer of the same length, both viewed as slots: a merge reads
 /// its halves from one side and writes the other.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::merge::co_rank;
 use super::*;
-use crate::testing::team_of;
+use crate::internal::testing::team_of;
 
 /// A xorshift generator: reproducible data without a dependency.
 struct Rng(u64);

@@ -1,4 +1,0 @@
-//! rayon's `range_inclusive` module: the parallel iterator of `(a..=b).into_par_iter()`,
-//! [`range::IterInclusive`](crate::range::IterInclusive) under rayon's name.
-
-pub use crate::range::IterInclusive as Iter;
