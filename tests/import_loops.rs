@@ -24,10 +24,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         "crates/asat-core",
         &["runtime", "runtime::current", "steal"],
     ),
-    // `plumbing` re-exports `stop`'s types; `stop` runs `plumbing`'s producers.
-    ("crates/iter", &["plumbing", "stop"]),
-    // `splitter`'s tests split `str`'s haystacks; `str` splits through `splitter`.
-    ("crates/iter", &["splitter", "str"]),
 ];
 
 /// A module's path inside its crate; empty for the crate's root.

@@ -341,3 +341,39 @@ where
         .reduce(&combine)
         .unwrap_or_else(&identity)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{assert_tiles, every_split};
+    use super::*;
+
+    #[test]
+    fn folded_ranges_come_back_in_index_order() {
+        crate::internal::testing::on_every_team(|k| {
+            for hints in every_split() {
+                for len in [0, 1, 3, 4, 17, 100] {
+                    // Not commutative: the ranges come back in the order they are combined.
+                    let got = fold_ranges(
+                        Space {
+                            len,
+                            hints,
+                            order: Order::Index,
+                        },
+                        Vec::new,
+                        |mut v, r| {
+                            v.push(r);
+                            v
+                        },
+                        |mut a, mut b| {
+                            a.append(&mut b);
+                            a
+                        },
+                    );
+                    let what = format!("team {k}, {len} indices, {hints:?}");
+                    assert!(got.is_sorted_by_key(|r| r.start), "{what}: {got:?}");
+                    assert_tiles(got, len, &what);
+                }
+            }
+        });
+    }
+}

@@ -1,6 +1,5 @@
 //! The split of a call and the ranges the drive functions hand out.
 
-use super::reduce::fold_ranges;
 use super::*;
 use std::sync::Mutex;
 
@@ -16,7 +15,7 @@ fn hints(min_len: usize, max_len: usize, schedule: Option<Schedule>) -> Hints {
 
 /// Every split a call can ask for: the default, blocks, pieces, explicit schedules,
 /// rounds, and one block per thread of the pool (4 indices on the test runtimes).
-fn every_split() -> Vec<Hints> {
+pub(super) fn every_split() -> Vec<Hints> {
     let rounds = |r| Hints {
         rounds: Some(r),
         ..Hints::default()
@@ -35,7 +34,7 @@ fn every_split() -> Vec<Hints> {
 }
 
 /// Checks that `ranges` (sorted) tile `0..len`, none empty.
-fn assert_tiles(mut ranges: Vec<Range<usize>>, len: usize, what: &str) {
+pub(super) fn assert_tiles(mut ranges: Vec<Range<usize>>, len: usize, what: &str) {
     ranges.sort_by_key(|r| r.start);
     let mut at = 0;
     for r in &ranges {
@@ -78,36 +77,6 @@ fn a_plan_spreads_its_pieces_when_asked_to() {
     assert_eq!(plan.in_order(Order::Index, 3), plan);
     let statik = Plan::new(100, hints(0, 0, None)).in_order(Order::Spread, 3);
     assert_eq!(statik.dealing(), (0..100, Schedule::Static));
-}
-
-#[test]
-fn folded_ranges_come_back_in_index_order() {
-    crate::internal::testing::on_every_team(|k| {
-        for hints in every_split() {
-            for len in [0, 1, 3, 4, 17, 100] {
-                // Not commutative: the ranges come back in the order they are combined.
-                let got = fold_ranges(
-                    Space {
-                        len,
-                        hints,
-                        order: Order::Index,
-                    },
-                    Vec::new,
-                    |mut v, r| {
-                        v.push(r);
-                        v
-                    },
-                    |mut a, mut b| {
-                        a.append(&mut b);
-                        a
-                    },
-                );
-                let what = format!("team {k}, {len} indices, {hints:?}");
-                assert!(got.is_sorted_by_key(|r| r.start), "{what}: {got:?}");
-                assert_tiles(got, len, &what);
-            }
-        }
-    });
 }
 
 #[test]
