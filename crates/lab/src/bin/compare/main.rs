@@ -13,7 +13,8 @@
 //! this program with the defaults and passes its arguments on, e.g.
 //! `bash scripts/demo --policies fixed,gomp --copies 1,2 --grains 10000`.
 //!
-//! Policies: `single`, `fixed` and `asat` are asat's runtime; rayon is run two ways, because its
+//! Policies: any that `ASAT_POLICY` names (`single`, `fixed`, `asat`, `pools`, `gang`, ...: asat's
+//! registry) run on asat's runtime; rayon is run two ways, because its
 //! cost depends on where a parallel loop is called from: `rayon` runs the whole sweep loop
 //! inside `pool.install`, so each sweep is a `join` on a pool thread (rayon's best case, for a
 //! program structured around it), and `rayon-main` calls each sweep's `par_chunks_mut` from the

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use asat::MAX_THREADS_LIMIT;
 use asat_peers::cli::seconds_up_to_a_day;
-use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
+use clap::builder::RangedU64ValueParser;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -13,7 +13,8 @@ use clap::Parser;
     about = "Copies of a fine-grain fork-join job under each policy (the ASAT paper, section 6)"
 )]
 pub struct Args {
-    /// Policies to compare: single, fixed, asat, rayon (the sweep loop inside `pool.install`),
+    /// Policies to compare: any that `ASAT_POLICY` names (single, fixed, asat, pools, gang,
+    /// ...), or a peer: rayon (the sweep loop inside `pool.install`),
     /// rayon-main (each sweep's `par_chunks_mut` called from the main thread), gomp (libgomp's
     /// defaults), gomp-dynamic (`OMP_DYNAMIC=true`), gomp-passive (`OMP_WAIT_POLICY=passive`; not
     /// in the default list).
@@ -21,7 +22,7 @@ pub struct Args {
         long,
         value_delimiter = ',',
         default_value = "single,fixed,asat,rayon,rayon-main,gomp,gomp-dynamic",
-        value_parser = PossibleValuesParser::new(POLICIES)
+        value_parser = policy
     )]
     pub policies: Vec<String>,
     /// Elements per parallel loop (3 ..= 100000000).
@@ -88,7 +89,7 @@ pub struct Args {
         hide = true,
         requires = "worker",
         default_value = "fixed",
-        value_parser = PossibleValuesParser::new(worker_policies())
+        value_parser = worker_policy
     )]
     pub policy: String,
     #[arg(
@@ -118,10 +119,8 @@ fn positive_total(s: &str) -> Result<f64, String> {
     }
 }
 
-const POLICIES: [&str; 8] = [
-    "single",
-    "fixed",
-    "asat",
+/// The peers a copy may run instead of an asat policy.
+const PEERS: [&str; 5] = [
     "rayon",
     "rayon-main",
     "gomp",
@@ -132,11 +131,63 @@ const POLICIES: [&str; 8] = [
 /// What a copy (`--worker --policy`) may run besides the policies: the calibration kernels.
 const CALIBRATION_KERNELS: [&str; 2] = ["serial-c", "serial-rust"];
 
-/// What a copy (`--worker --policy`) may run.
-pub fn worker_policies() -> impl Iterator<Item = &'static str> {
-    POLICIES.into_iter().chain(CALIBRATION_KERNELS)
+/// Whether a copy's `--policy` is a peer or a calibration kernel (else a policy of asat's).
+pub fn is_peer(name: &str) -> bool {
+    PEERS.contains(&name) || CALIBRATION_KERNELS.contains(&name)
+}
+
+/// `--policies`: a peer, or a policy that `ASAT_POLICY` could name (asat's registry, with
+/// every policy crate linked in: `pools`, `pools:KIND`, `gang`, ...).
+fn policy(s: &str) -> Result<String, String> {
+    if PEERS.contains(&s) || asat::parse_policy(s).is_ok() {
+        return Ok(s.to_string());
+    }
+    let asat: Vec<String> = asat::policies()
+        .iter()
+        .map(|e| match e.arg {
+            "" => e.name.to_string(),
+            arg => format!("{} (or {}:{arg})", e.name, e.name),
+        })
+        .collect();
+    Err(format!(
+        "unknown policy {s:?}: must be one of asat's {} or a peer: {}",
+        asat.join(", "),
+        PEERS.join(", ")
+    ))
+}
+
+/// `--policy` of a copy: what `--policies` takes, or a calibration kernel.
+fn worker_policy(s: &str) -> Result<String, String> {
+    if CALIBRATION_KERNELS.contains(&s) {
+        return Ok(s.to_string());
+    }
+    policy(s).map_err(|e| {
+        format!(
+            "{e}, or a calibration kernel: {}",
+            CALIBRATION_KERNELS.join(", ")
+        )
+    })
 }
 
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_are_the_registry_s_and_the_peers() {
+        for ok in [
+            "fixed", "fixed:2", "single", "asat", "pools", "gang", "rayon", "gomp",
+        ] {
+            assert_eq!(policy(ok).as_deref(), Ok(ok));
+        }
+        let err = policy("bogus").unwrap_err();
+        assert!(err.contains("pools") && err.contains("rayon-main"), "{err}");
+        assert!(policy("serial-c").is_err());
+        assert_eq!(worker_policy("serial-c").as_deref(), Ok("serial-c"));
+        assert!(is_peer("gomp-passive") && !is_peer("pools"));
+    }
 }
