@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+// asat-core's test helpers, for a policy and threads of the facade's runtime.
+#[path = "../crates/asat-core/tests/common/mod.rs"]
 mod common;
 
 use asat::{

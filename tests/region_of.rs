@@ -8,6 +8,8 @@
 //! A wrong team here hangs (members wait at a `Barrier` for members that are not there), so
 //! every such test runs under a watchdog.
 
+// asat-core's test helpers, for a policy and threads of the facade's runtime.
+#[path = "../crates/asat-core/tests/common/mod.rs"]
 mod common;
 
 use asat::prelude::*;

@@ -2,6 +2,8 @@
 //! loops from several threads at once, run on several threads of one pool and give the
 //! sequential result.
 
+// asat-core's test helpers, for a policy and threads of the facade's runtime.
+#[path = "../crates/asat-core/tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashSet;

@@ -5,7 +5,8 @@
 
 // The helpers of every test file (`tests/common`) lie outside this suite's folder: only a
 // path reaches them.
-#[path = "../common/mod.rs"]
+// asat-core's test helpers, for a policy and threads of the facade's runtime.
+#[path = "../../crates/asat-core/tests/common/mod.rs"]
 mod common;
 mod iter_core;
 mod iter_extra;

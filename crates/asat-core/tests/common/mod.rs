@@ -1,4 +1,5 @@
-//! Helpers shared by asat-core's integration tests.
+//! Helpers shared by asat-core's integration tests, and by the facade's that need a scripted
+//! policy or threads started at once.
 #![allow(dead_code)]
 
 use asat_core::{Plan, Policy, RegionStart};
