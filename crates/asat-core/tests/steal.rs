@@ -306,3 +306,46 @@ fn dropping_a_pool_while_its_workers_search_and_sleep() {
         }
     });
 }
+
+#[test]
+fn a_one_thread_pool_seats_a_joins_caller_and_a_second_caller_runs_alone() {
+    fn depth_indices(n: u32) -> Vec<Option<usize>> {
+        if n == 0 {
+            return vec![asat_core::current_thread_index()];
+        }
+        let (mut a, b) = asat_core::join(|| depth_indices(n - 1), || depth_indices(n - 1));
+        a.extend(b);
+        a
+    }
+    watchdog(LIMIT, || {
+        let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        // A join from outside seats its thread as the pool's index 0 (the worker has none to
+        // run), so the joins it makes are the pool's tasks.
+        let seen = pool.install_here(|| depth_indices(6));
+        assert_eq!(seen, vec![Some(0); 64]);
+        // While one caller holds index 0, another runs its joins on its own thread.
+        let inside = AtomicBool::new(false);
+        let leave = AtomicBool::new(false);
+        thread::scope(|s| {
+            s.spawn(|| {
+                pool.install_here(|| {
+                    asat_core::join(
+                        || {
+                            inside.store(true, Ordering::SeqCst);
+                            while !leave.load(Ordering::SeqCst) {
+                                thread::sleep(Duration::from_millis(1));
+                            }
+                        },
+                        || (),
+                    )
+                })
+            });
+            while !inside.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            let (a, b) = pool.install_here(|| asat_core::join(|| 20, || 22));
+            leave.store(true, Ordering::SeqCst);
+            assert_eq!(a + b, 42);
+        });
+    });
+}

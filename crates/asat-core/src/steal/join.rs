@@ -223,9 +223,11 @@ where
 /// Runs `f(data)` as a task of `rt` for a thread that runs none of its tasks: on the calling
 /// thread as index 0 when that is free (it then runs the pool's tasks while it waits), or
 /// handed to the workers through the injector while the calling thread sleeps. `serial(data)`
-/// instead where no thread of the pool may help: a `fork`ed child, a pool of one thread, or a
-/// region's member while index 0 is taken (the workers may all be members of that region,
-/// waiting for this one; both halves then run here, as a nested region would).
+/// instead where no thread of the pool may help: a `fork`ed child, a pool of one thread whose
+/// index 0 another call holds, or a region's member while index 0 is taken (the workers may
+/// all be members of that region, waiting for this one; both halves then run here, as a
+/// nested region would). A pool of one thread seats its caller too, so that the joins `f`
+/// makes take the quick path instead of each coming back here.
 pub(super) fn cold<D, R>(
     rt: &Runtime,
     data: D,
@@ -237,7 +239,7 @@ where
     R: Send,
 {
     let inner = rt.inner();
-    if inner.max_threads == 1 || rt.forked() {
+    if rt.forked() {
         return serial(data);
     }
     let _call = start_call(rt);
@@ -245,7 +247,7 @@ where
         Ok(r) => return r,
         Err(back) => back,
     };
-    if Runtime::in_region() {
+    if inner.max_threads == 1 || Runtime::in_region() {
         return serial(data);
     }
     hand_in(rt, move || f(data))

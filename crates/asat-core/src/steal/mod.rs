@@ -21,9 +21,11 @@
 //! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
 //! the oldest end) at the thread's *beat*: the thread counts its joins and reads the clock
 //! every few of them (see `beat`), and at its next join whenever another thread has started
-//! to look for work since (a thread that starts to search *pokes* the others: a flag each
-//! reads at every join, so that a thread whose joins come between long leaves, with a long
-//! interval left from a fast descent, does not wait that interval's leaves to see it). Its beat
+//! to look for work since (a thread that starts to search *pokes* the others: it sets their
+//! counters to zero, so that a thread whose joins come between long leaves, with a long
+//! interval left from a fast descent, does not wait that interval's leaves to see it; the
+//! counter is an atomic its owner loads and stores, so a poke that lands between the two is
+//! lost, and the thread reads its clock at most its interval's joins later). Its beat
 //! is due [`beat::AWAKE_BEAT`] after the last one while a thread of the runtime is awake and
 //! looking for work (`searching > 0`), and [`beat::HEARTBEAT`] after it otherwise. At a due
 //! beat the thread shares its oldest private frame, the work nearest the root of its
@@ -131,7 +133,7 @@ use job::TaskRef;
 
 use crate::payload::catch;
 use crate::runtime::Inner;
-use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{AtomicU32, AtomicUsize, Ordering};
 use crate::wait::{spin_until, Event, WaitInfo, WaitOutcome, WaitSite, IDLE_SPIN_CAP};
 use crate::Runtime;
 
@@ -152,9 +154,9 @@ pub(crate) struct Tasks {
     next_wake: AtomicUsize,
     /// Calls from outside the pool running on it now (see [`Tasks::call`]).
     calls: CachePadded<AtomicUsize>,
-    /// Per index: a thread has started to look for work since this one last read its clock
-    /// (see [`Ctx::offer`]).
-    pokes: Box<[CachePadded<AtomicBool>]>,
+    /// Per index: the joins left until that index's thread reads its clock (see
+    /// [`Ctx::offer`]); a thread that starts to look for work sets the others' to zero.
+    countdowns: Box<[CachePadded<AtomicU32>]>,
     /// Per index: tasks for that index's thread alone (a scope's broadcast), taken before
     /// any other work.
     mail: Box<[Injector<TaskRef>]>,
@@ -196,8 +198,8 @@ impl Tasks {
             active: AtomicUsize::new(max_threads),
             next_wake: AtomicUsize::new(0),
             calls: CachePadded::new(AtomicUsize::new(0)),
-            pokes: (0..max_threads)
-                .map(|_| CachePadded::new(AtomicBool::new(false)))
+            countdowns: (0..max_threads)
+                .map(|_| CachePadded::new(AtomicU32::new(1)))
                 .collect(),
             mail: (0..max_threads).map(|_| Injector::new()).collect(),
         }
@@ -206,9 +208,9 @@ impl Tasks {
     /// Tells every other thread that may share work that `me` looks for some: each reads its
     /// clock at its next join, whatever its interval (see [`Ctx::offer`]).
     fn poke_others(&self, me: usize) {
-        for (i, p) in self.pokes.iter().enumerate() {
-            if i != me && !p.load(Ordering::Relaxed) {
-                p.store(true, Ordering::Relaxed);
+        for (i, c) in self.countdowns.iter().enumerate() {
+            if i != me && c.load(Ordering::Relaxed) > 0 {
+                c.store(0, Ordering::Relaxed);
             }
         }
     }
@@ -260,12 +262,11 @@ pub(crate) struct Ctx<'a> {
     /// The event this thread sleeps on (its latches' too).
     event: &'a Event,
     deque: &'a Worker<TaskRef>,
-    /// This index's poke (see [`Tasks::pokes`]).
-    poke: &'a AtomicBool,
+    /// Joins left until the next clock read (this index's of [`Tasks::countdowns`]).
+    countdown: &'a AtomicU32,
     /// The frames of the joins this thread is inside (see `frame`).
     frames: frame::Frames,
-    /// Joins left until the next clock read, and the interval it was last set to.
-    countdown: Cell<u32>,
+    /// The interval the countdown was last set to.
     interval: &'a Cell<u32>,
     last_read: Cell<Instant>,
     last_beat: Cell<Instant>,
@@ -281,14 +282,16 @@ impl<'a> Ctx<'a> {
         let now = Instant::now();
         let Local { deque, interval } = local;
         debug_assert!(deque.is_empty());
+        let countdown = &inner.tasks().countdowns[index];
+        // A new start reads its clock at its first join.
+        countdown.store(1, Ordering::Relaxed);
         Ctx {
             rt,
             index,
             event: inner.idle_event(index),
             deque,
-            poke: &inner.tasks().pokes[index],
+            countdown,
             frames: frame::Frames::new(),
-            countdown: Cell::new(1),
             interval,
             last_read: Cell::new(now),
             last_beat: Cell::new(beat::call_beat(now, interval.get())),
@@ -314,11 +317,11 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::offer`], which this is when it returns true). False changes nothing.
     #[inline]
     fn quick(&self) -> bool {
-        let c = self.countdown.get();
-        if self.frames.wanted() || c <= 1 || self.poke.load(Ordering::Relaxed) {
+        let c = self.countdown.load(Ordering::Relaxed);
+        if self.frames.wanted() || c <= 1 {
             return false;
         }
-        self.countdown.set(c - 1);
+        self.countdown.store(c - 1, Ordering::Relaxed);
         true
     }
 
@@ -326,9 +329,9 @@ impl<'a> Ctx<'a> {
     /// someone could take it and the thread's beat is due (see the module docs).
     #[inline]
     fn offer(&self) {
-        let c = self.countdown.get();
-        if c > 1 && !self.poke.load(Ordering::Relaxed) {
-            self.countdown.set(c - 1);
+        let c = self.countdown.load(Ordering::Relaxed);
+        if c > 1 {
+            self.countdown.store(c - 1, Ordering::Relaxed);
         } else {
             self.offer_slow();
         }
@@ -336,13 +339,10 @@ impl<'a> Ctx<'a> {
 
     #[cold]
     fn offer_slow(&self) {
-        if self.poke.load(Ordering::Relaxed) {
-            self.poke.store(false, Ordering::Relaxed);
-        }
         let now = Instant::now();
         let interval = beat::next_interval(self.interval.get(), now - self.last_read.get());
         self.interval.set(interval);
-        self.countdown.set(interval);
+        self.countdown.store(interval, Ordering::Relaxed);
         self.last_read.set(now);
         let tasks = self.inner().tasks();
         let searching = tasks.searching.load(Ordering::Relaxed) > 0;
@@ -488,7 +488,7 @@ impl<'a> Ctx<'a> {
         let now = Instant::now();
         self.last_beat.set(beat::first_beat(now));
         self.last_read.set(now);
-        self.countdown.set(1);
+        self.countdown.store(1, Ordering::Relaxed);
         // SAFETY: `t` was taken out of a queue, which holds each job once (job module docs).
         unsafe { t.run() }
     }

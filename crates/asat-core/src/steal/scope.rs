@@ -268,7 +268,11 @@ where
     let handle = H::wrap(Core::new(rt, Owner::Serial, count).fifo(fifo));
     let core = handle.core();
     Core::complete(&handle, op, || {
-        while let Some(t) = core.serial.lock().pop() {
+        // The list's lock is let go before a task runs: the task may spawn into it.
+        while let Some(t) = {
+            let next = core.serial.lock().pop();
+            next
+        } {
             // SAFETY: taken out of the scope's list, which held it once.
             unsafe { t.run() }
         }
