@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use super::rule;
 use super::*;
+use super::{fair, rule};
 use crate::{Plan, ProbeResult};
 
 /// What the logic reads from the machine when it judges an evaluation.
@@ -29,6 +29,10 @@ pub struct Machine {
     /// The CPUs the rest of the machine left free since the previous reading (all CPUs less
     /// those busy with something other than this job), `None` where unknown.
     pub free: Option<f64>,
+    /// This job's equal share of the machine among the parallel jobs on it
+    /// ([`fair::equal_share`](super::fair::equal_share)), `None` where no other claims one or
+    /// the kernel does not say.
+    pub equal: Option<f64>,
 }
 
 impl From<usize> for Machine {
@@ -40,6 +44,7 @@ impl From<usize> for Machine {
             wait: None,
             idle: None,
             free: None,
+            equal: None,
         }
     }
 }
@@ -148,6 +153,13 @@ impl AsatLogic {
         self.draws += 1;
         let key = self.seed ^ self.draws.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         StdRng::seed_from_u64(key).random_range(0.0..1.0)
+    }
+
+    /// The job's own rounding of its equal share ([`fair::share_threads`]): one draw of the
+    /// seed, the same at every evaluation, so that a share with a fraction rounds up in about
+    /// that fraction of the jobs, and in the same ones each time.
+    fn share_rounding(&self) -> f64 {
+        StdRng::seed_from_u64(self.seed ^ 0x5EED_F00D_FA1E_0001).random_range(0.0..1.0)
     }
 
     /// The settings.
@@ -461,7 +473,14 @@ impl AsatLogic {
             self.bad_count = 0;
         }
         let over_free = rule::over_free(self.threads, machine.free);
-        let target = self.shrink_target(bad, undo_growth, share, over_free);
+        // asat's rule never keeps more than its equal share while other jobs claim theirs.
+        let equal = match self.config.rule {
+            Rule::Paper => self.bound,
+            Rule::Asat => fair::share_limit(machine.equal, self.bound, self.share_rounding()),
+        };
+        let target = self
+            .shrink_target(bad, undo_growth, share, over_free)
+            .min(equal);
         if target < self.threads {
             self.threads = target;
             // Good evaluations count toward a growth of the team that had them, not this one.
@@ -482,10 +501,26 @@ impl AsatLogic {
                 self.backoff = 0;
             }
         }
-        // asat's rule never grows past the CPUs the rest of the machine leaves free.
+        let settled = self.good_count >= 1 << self.backoff;
+        if self.config.rule == Rule::Asat && machine.equal.is_some() && settled {
+            let full = fair::fair_growth(self.threads, equal, machine.idle, rule::IDLE_ROOM, bad);
+            if let Some(n) = full {
+                // Below its equal share on a full machine: the jobs over theirs give the CPUs
+                // back at their next evaluation. On probation like any growth: where the
+                // others do not give way (a fixed pool), it is undone and backs off.
+                self.grow_to(n, &mut eval);
+                eval.threads_after = self.threads;
+                return Step {
+                    plan: Plan::run(self.threads),
+                    evaluation: Some(eval),
+                };
+            }
+        }
+        // asat's rule never grows past the CPUs the rest of the machine leaves free, nor past
+        // its equal share.
         let limit = match self.config.rule {
             Rule::Paper => self.bound,
-            Rule::Asat => rule::free_limit(self.bound, machine.free),
+            Rule::Asat => rule::free_limit(self.bound, machine.free).min(equal),
         };
         let may_grow = !bad && self.good_count >= self.good_needed() && self.threads < limit;
         if let (true, Rule::Asat, Some(idle)) = (may_grow, self.config.rule, machine.idle) {

@@ -119,16 +119,27 @@
 //! evaluation and the proportional moves kept them there (8 jobs on 256 simulated CPUs ended
 //! as far apart as 9 and 40 threads; now each within 3% of `P / k`).
 //!
-//! What the law does not do is equalize jobs that already sum to `P`: proportional moves keep
-//! their ratio, so jobs that arrive one after another do not end equal. A newcomer starts at
-//! `max_threads` and its share of an oversubscribed machine is proportional to that, so it
-//! keeps some of its entry advantage (in the simulator, of 8 jobs arriving one per second on
-//! 64 or 256 CPUs the last ends with 1.9-2.2x the threads of each of the others, which are
-//! within a few threads of each other; seeds 1-3). Fairness between them needs a move
-//! that is not proportional (Chiu and Jain: additive increase with multiplicative decrease),
-//! with a newcomer starting small when the machine is full; additive growth steps, tried in
-//! the simulator, did not settle within the `[P, P + k]` band and did not make them fair.
-//!
+//! **Equal shares.** The proportional moves do not equalize jobs that already sum to `P`:
+//! they keep their ratio. A newcomer starts at `max_threads`, its share of an oversubscribed
+//! machine is proportional to that, and it kept some of its entry advantage for good (8 jobs
+//! arriving one after another on 64 simulated CPUs: the last held 13 threads, the others 6-9);
+//! jobs of unequal grains settled up to 80% apart. A move that is not proportional (Chiu and
+//! Jain: additive increase, multiplicative decrease) evens shares out only over many cycles of
+//! a crowded machine; additive steps, tried in the simulator, neither settled within the
+//! `[P, P + k]` band nor made the jobs fair. What the jobs lack is how many parallel jobs
+//! share the machine, and the kernel says it to anyone who reads `/proc`: each process's CPU
+//! time and threads. Each evaluation (while the rest of the machine keeps half a CPU busy) the
+//! job reads them and takes the *equal share* ([`fair`]): the CPUs that single-threaded
+//! load and small pools leave, divided among the multithreaded processes that keep at least
+//! half of it busy, and this job. Every job computes the same share, so they agree without
+//! talking: a job never keeps more than its share (rounded by a draw of its own, so that k
+//! jobs add up to the CPUs on average and each keeps its size), and a job below its share on a
+//! full machine grows to it at once (the jobs above theirs drop at their next evaluation), on
+//! probation like any growth. The share only caps and lifts: the wait, the free CPUs and the
+//! idle share still decide everything else, so a parallel job that does not give way (a
+//! fixed pool) still makes this one shrink to what the machine gives it, and undoes the
+//! growths to the share, which back off.
+
 //! asat-lab's simulator (`asat_lab::asat_sim`, in the repository's `crates/lab`) drives this
 //! logic ([`AsatLogic`], the pure functions of [`rule`], the arithmetic of [`pressure`]) on a
 //! model of a time-sharing machine; its `asat_sim` program runs the scenarios and
@@ -234,8 +245,10 @@
 //! 1.25 does for GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
 
 mod evaluation;
+pub mod fair;
 mod logic;
 pub mod pressure;
+mod procs;
 pub mod rule;
 
 pub use evaluation::{Decision, Evaluation};
@@ -535,7 +548,7 @@ impl Policy for Asat {
         }
         // Jobs round their growths at random; each process draws its own seed.
         st.logic = Some(AsatLogic::new(c, rt.max_threads).with_seed(rand::random()));
-        st.readings = (c.rule == Rule::Asat).then(Readings::open);
+        st.readings = (c.rule == Rule::Asat).then(Readings::with_procs);
         st.tasks = (c.rule == Rule::Asat).then(|| {
             let (mut readings, last) = (Readings::open(), Instant::now());
             readings.sample(last);
@@ -565,6 +578,7 @@ impl Policy for Asat {
                 wait: r.and_then(|r| r.wait),
                 idle: r.and_then(|r| r.idle),
                 free: r.and_then(|r| r.free),
+                equal: r.and_then(|r| r.equal),
             }
         });
         drop(st);

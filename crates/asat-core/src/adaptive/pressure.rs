@@ -32,6 +32,8 @@ pub(crate) struct Readings {
     pressure: CpuPressure,
     wait: CpuWait,
     idle: CpuIdle,
+    /// The other processes, for the equal share (only where asked for).
+    procs: Option<super::procs::Procs>,
     last: Option<Instant>,
 }
 
@@ -42,6 +44,8 @@ pub(crate) struct Reading {
     pub(crate) wait: Option<f64>,
     pub(crate) idle: Option<f64>,
     pub(crate) free: Option<f64>,
+    /// The equal share of the machine ([`fair::equal_share`](super::fair::equal_share)).
+    pub(crate) equal: Option<f64>,
 }
 
 impl Readings {
@@ -50,7 +54,16 @@ impl Readings {
             pressure: CpuPressure::open(),
             wait: CpuWait::default(),
             idle: CpuIdle::default(),
+            procs: None,
             last: None,
+        }
+    }
+
+    /// [`Readings::open`], reading the other processes too (for the equal share).
+    pub(crate) fn with_procs() -> Self {
+        Self {
+            procs: Some(super::procs::Procs::new()),
+            ..Self::open()
         }
     }
 
@@ -69,11 +82,27 @@ impl Readings {
             }
             _ => None,
         };
+        // Only while the rest of the machine keeps half a CPU busy: else no process claims a
+        // share, and the reading would cost for nothing.
+        let busy = free.zip(idle).is_some_and(|(f, i)| f < i.cpus as f64 - 0.5);
+        let others = self
+            .procs
+            .as_mut()
+            .filter(|_| busy)
+            .and_then(|p| p.sample(now));
+        let equal = match (others, idle) {
+            (Some(o), Some(i)) => {
+                let o: Vec<_> = o.into_iter().map(|(_, p)| p).collect();
+                super::fair::equal_share(i.cpus, &o)
+            }
+            _ => None,
+        };
         Reading {
             pressure,
             wait: wait.map(|w| w.0),
             idle: idle.map(|i| i.idle),
             free,
+            equal,
         }
     }
 }

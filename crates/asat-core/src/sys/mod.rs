@@ -3,6 +3,7 @@
 //! thread. All `unsafe` of asat-core lives here.
 
 pub(crate) mod affinity;
+pub(crate) mod clock;
 pub(crate) mod fork;
 pub(crate) mod handoff;
 pub(crate) mod private_file;

@@ -9,7 +9,10 @@
 //!   wake-up preemption after a granularity, idle CPUs first for woken threads, new-idle
 //!   stealing, and what the logic reads from the kernel: the CPU pressure (PSI `some`), each
 //!   job's run-queue wait (`schedstat`), the idle share (`/proc/stat`) and from those the CPUs
-//!   the rest of the machine left free, computed by the policy's own function.
+//!   the rest of the machine left free, computed by the policy's own function; and every
+//!   other process's CPUs since the job's previous reading and threads (`/proc/*/stat`: the
+//!   hogs with one thread each, the jobs with the threads they started), from which the
+//!   policy's own [`equal_share`](asat_core::adaptive::fair::equal_share) is taken.
 //! - The jobs (`world`): bulk-synchronous loops of regions, `region_work` of CPU time per
 //!   member at `max_threads` (the work is split over the team, with a ±5% imbalance); members
 //!   wait for work and at barriers by spinning for `spin`, then blocking. At each region start
@@ -83,6 +86,9 @@ pub struct Config {
     pub pressure: bool,
     /// Whether the kernel offers per-thread run-queue delays (`schedstat`).
     pub schedstat: bool,
+    /// Whether a job reads every process's CPU time and threads (`/proc/*/stat`), from which
+    /// it takes its equal share ([`asat_core::adaptive::fair`]). Default on.
+    pub procs: bool,
     /// The logic's settings (the rule among them).
     pub asat: AsatConfig,
     /// Every job runs `max_threads` threads in every region and never evaluates: a fixed
@@ -105,6 +111,7 @@ impl Config {
             region_work: Duration::from_micros(500),
             pressure: true,
             schedstat: true,
+            procs: true,
             asat: AsatConfig {
                 rule,
                 ..AsatConfig::default()

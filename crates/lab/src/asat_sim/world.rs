@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use asat_core::adaptive::{pressure, AsatLogic, Machine};
+use asat_core::adaptive::{fair, pressure, AsatLogic, Machine};
 use asat_core::{Plan, ProbeResult};
 
 use super::engine::{Doing, Engine, Note, Ns, Params, Tid};
@@ -66,6 +66,8 @@ struct Job {
     result: Option<ProbeResult>,
     psi_mark: Option<(u128, u128)>,
     mark: Option<Mark>,
+    /// Every process's CPU time at the job's previous reading of `/proc`, and when.
+    procs_mark: Option<(Ns, Vec<u64>)>,
     evaluations: usize,
     /// Work regions completed (timed barriers not counted), and their CPU time.
     regions: u64,
@@ -121,6 +123,7 @@ impl<'a> World<'a> {
                 result: None,
                 psi_mark: None,
                 mark: None,
+                procs_mark: None,
                 evaluations: 0,
                 regions: 0,
                 done: 0,
@@ -231,6 +234,7 @@ impl<'a> World<'a> {
             return self.post(job, bound.max(1), false, None);
         }
         let at = self.base + Duration::from_nanos(now);
+        let procs = self.cfg.procs.then(|| self.process_times());
         let (eng, cfg) = (&self.eng, self.cfg);
         let j = &mut self.jobs[job];
         let result = j.result.take();
@@ -239,6 +243,7 @@ impl<'a> World<'a> {
             members,
             mark,
             psi_mark,
+            procs_mark,
             ..
         } = j;
         // Read only when the logic asks (its first region start and its evaluations), as the
@@ -251,6 +256,7 @@ impl<'a> World<'a> {
                 wait,
                 idle,
                 free,
+                equal: procs.and_then(|p| equal_share(cfg, now, job, p, procs_mark)),
             }
         });
         if let Some(e) = step.evaluation {
@@ -278,6 +284,24 @@ impl<'a> World<'a> {
             ),
             other => panic!("asat_sim: the model has no counterpart of the plan {other:?}"),
         }
+    }
+
+    /// What `/proc` says now: the number of hogs, then every process's CPU time and threads,
+    /// the hogs' first (one thread each), then the jobs' (their threads so far; a job that
+    /// left keeps its CPU time and has none).
+    fn process_times(&self) -> (usize, Vec<(u64, usize)>) {
+        let hogs = self
+            .owners
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| matches!(o, Owner::Hog))
+            .map(|(t, _)| (self.eng.times(t).0, 1));
+        let jobs = self.jobs.iter().map(|j| {
+            let run = j.members.iter().map(|&t| self.eng.times(t).0).sum();
+            (run, if j.gone { 0 } else { j.members.len() })
+        });
+        let all: Vec<_> = hogs.chain(jobs).collect();
+        (all.len() - self.jobs.len(), all)
     }
 
     fn post(&mut self, job: usize, size: usize, probe: bool, limit: Option<Ns>) {
@@ -443,6 +467,36 @@ impl<'a> World<'a> {
             self.eng.exit(tid);
         }
     }
+}
+
+/// A job's equal share from `/proc` ([`fair::equal_share`]): each other process's CPUs over
+/// the time since the job's previous reading (`procs`: every process's CPU time and threads
+/// now, hogs first, then the jobs in order; `me` is the reading job's index among the jobs).
+fn equal_share(
+    cfg: &Config,
+    now: Ns,
+    me: usize,
+    procs: (usize, Vec<(u64, usize)>),
+    mark: &mut Option<(Ns, Vec<u64>)>,
+) -> Option<f64> {
+    let (hogs, procs) = procs;
+    let times = procs.iter().map(|p| p.0).collect();
+    let (at, before) = mark.replace((now, times))?;
+    let wall = now.saturating_sub(at) as f64;
+    if wall <= 0.0 {
+        return None;
+    }
+    let others: Vec<fair::Process> = procs
+        .iter()
+        .zip(&before)
+        .enumerate()
+        .filter(|&(i, _)| i != hogs + me)
+        .map(|(_, (&(run, threads), &was))| fair::Process {
+            cpus: run.saturating_sub(was) as f64 / wall,
+            threads,
+        })
+        .collect();
+    fair::equal_share(cfg.processors, &others)
 }
 
 /// The stall fraction since the job's previous reading (with the model's PSI on).

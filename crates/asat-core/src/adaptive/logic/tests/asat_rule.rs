@@ -55,6 +55,7 @@ fn asat_jumps_to_the_probed_share_at_the_first_region() {
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     let t0 = Instant::now();
     let (n, probes, e) = region_asat(&mut l, t0, m, &shared(64, 192));
@@ -85,6 +86,7 @@ fn asat_beside_a_hog_on_two_cpus_drops_by_the_second_evaluation() {
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     let k = std::cell::Cell::new(0u32);
     let alternating = |n: usize| {
@@ -116,6 +118,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     // The first evaluation is due a quarter interval after the start.
     let times = [0, 25, 125, 225, 325, 425];
@@ -132,6 +135,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     for k in 0..6 {
         let (n, probes, _) = region_asat(&mut l, t0 + 100 * k * MS, busy, &empty);
@@ -146,6 +150,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     let sizes: Vec<usize> = times[..5]
         .iter()
@@ -163,6 +168,7 @@ fn asat_adopts_only_what_a_growth_probe_ran_and_undoes_a_growth_that_meets_load(
         wait: None,
         idle: None,
         free: None,
+        equal: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 8);
     // 12 CPUs free for us: the probe of 16 runs 12.
@@ -241,7 +247,7 @@ proptest::proptest! {
                 let prompt = if bad { ((n as f64 * frac) as usize).min(n) } else { n };
                 (US * passage_us as u32, prompt)
             };
-            let m = Machine { bound, pressure, wait, idle: None, free };
+            let m = Machine { bound, pressure, wait, idle: None, free, equal: None };
             let (n, probes, e) = region_asat(&mut l, now, m, &probe);
             proptest::prop_assert!(n >= 1 && n <= bound.max(1) || e.is_none() && n <= before,
                 "n {} bound {} before {}", n, bound, before);
@@ -299,6 +305,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
         wait: Some(0.019),
         idle: Some(0.34),
         free: Some(48.0),
+        equal: None,
     };
     let prompt = |n: usize| (20 * US, n);
     let mut l = AsatLogic::new(asat_cfg(), 49);
@@ -322,6 +329,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
     let mut l = AsatLogic::new(asat_cfg(), 49);
     let no_free = Machine {
         free: None,
+        equal: None,
         ..straggler
     };
     region_asat(&mut l, t0, no_free, &prompt);
@@ -331,6 +339,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
     let mut l = AsatLogic::new(asat_cfg(), 49);
     let unknown = Machine {
         free: None,
+        equal: None,
         wait: None,
         pressure: Some(0.0),
         ..straggler
@@ -352,6 +361,7 @@ fn asat_gives_back_the_threads_that_waited_and_not_half_a_thread() {
         wait: Some(wait),
         idle: Some(0.08),
         free: Some(80.0),
+        equal: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 70);
     region_asat(&mut l, t0, m(0.02), &prompt);
@@ -375,6 +385,7 @@ fn asat_alone_with_a_little_background_keeps_its_team() {
         wait: Some(0.04),
         idle: Some(0.02),
         free: Some(1.9),
+        equal: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 2);
     for k in 0..20 {
@@ -397,6 +408,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
         wait: Some(0.0),
         idle: Some(0.2),
         free: Some(24.0),
+        equal: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 16);
     region_asat(&mut l, t0, full, &prompt);
@@ -406,6 +418,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
         wait: Some(0.2),
         idle: Some(0.0),
         free: Some(16.0),
+        equal: None,
         ..full
     };
     let (n, _, e) = region_asat(&mut l, t0 + 125 * MS, crowded, &prompt);
@@ -420,6 +433,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
     let empty = Machine {
         idle: Some(0.75),
         free: Some(64.0),
+        equal: None,
         ..full
     };
     let (n, _, e) = region_asat(&mut l, t0 + 325 * MS, empty, &prompt);
@@ -438,6 +452,7 @@ fn asat_team_of_one_grows_into_idle_cpus_with_the_probability_of_the_fraction() 
         wait: Some(0.0),
         idle: Some(0.25),
         free: Some(5.0),
+        equal: None,
     };
     let first = |seed: u64| {
         let mut l = AsatLogic::new(asat_cfg(), 1).with_seed(seed);
@@ -470,6 +485,7 @@ proptest::proptest! {
             wait: Some(wait),
             idle: Some(0.0),
             free: None,
+            equal: None,
         };
         region_asat(&mut l, t0, m(0.0), &prompt);
         let mut t = 25;
@@ -500,6 +516,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
         wait: Some(0.265),
         idle: Some(0.008),
         free: Some(33.5),
+        equal: None,
     };
     let slow = |n: usize| (5000 * US, n);
     let mut l = AsatLogic::new(asat_cfg(), 64);
@@ -510,6 +527,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
     let mut l = AsatLogic::new(asat_cfg(), 64);
     let no_free = Machine {
         free: None,
+        equal: None,
         ..crowded
     };
     region_asat(&mut l, t0, no_free, &slow);
@@ -521,6 +539,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
         let m = Machine {
             wait,
             free: Some(40.0),
+            equal: None,
             pressure: Some(0.0),
             idle: Some(0.0),
             ..crowded
@@ -531,5 +550,59 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
             n = region_asat(&mut l, t0 + ms * MS, m, &slow).0;
         }
         assert_eq!(n, want, "wait {wait:?}");
+    }
+}
+
+#[test]
+fn asat_keeps_to_its_equal_share_while_other_jobs_claim_theirs() {
+    // A late arrival on a full machine of 8 jobs: it holds 13 threads, its share is 8.
+    let t0 = Instant::now();
+    let quiet = |n: usize| (20 * US, n);
+    let full = Machine {
+        bound: 64,
+        pressure: Some(0.0),
+        wait: Some(0.01),
+        idle: Some(0.01),
+        free: Some(13.0),
+        equal: Some(8.0),
+    };
+    let mut l = AsatLogic::new(asat_cfg(), 13);
+    region_asat(&mut l, t0, full, &quiet);
+    let (n, _, e) = region_asat(&mut l, t0 + 150 * MS, full, &quiet);
+    assert_eq!((n, e.unwrap().decision), (8, Decision::Drop));
+    // An early one squeezed to 6 grows back to the share on a full machine, at once...
+    let mut l = AsatLogic::new(asat_cfg(), 6);
+    region_asat(&mut l, t0, full, &quiet);
+    let (n, _, e) = region_asat(&mut l, t0 + 150 * MS, full, &quiet);
+    assert_eq!((n, e.unwrap().decision), (8, Decision::Grow));
+    // ...on probation: where the others do not give way, a crowded evaluation undoes it,
+    // and the next try waits for two good evaluations instead of one.
+    let crowded = Machine {
+        wait: Some(0.08),
+        free: Some(7.0),
+        ..full
+    };
+    let (n, _, e) = region_asat(&mut l, t0 + 300 * MS, crowded, &quiet);
+    assert_eq!((n, e.unwrap().decision), (6, Decision::Drop));
+    assert_eq!(region_asat(&mut l, t0 + 450 * MS, full, &quiet).0, 6);
+    assert_eq!(region_asat(&mut l, t0 + 600 * MS, full, &quiet).0, 8);
+    // No growth past the share into idle CPUs either, nor without one to even out.
+    let idle = Machine {
+        idle: Some(0.3),
+        free: Some(30.0),
+        wait: Some(0.0),
+        ..full
+    };
+    let mut l = AsatLogic::new(asat_cfg(), 8);
+    for k in 0..6 {
+        assert!(region_asat(&mut l, t0 + 150 * k * MS, idle, &quiet).0 <= 8);
+    }
+    let alone = Machine {
+        equal: None,
+        ..full
+    };
+    let mut l = AsatLogic::new(asat_cfg(), 6);
+    for k in 0..6 {
+        assert_eq!(region_asat(&mut l, t0 + 150 * k * MS, alone, &quiet).0, 6);
     }
 }
