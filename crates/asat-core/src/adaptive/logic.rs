@@ -503,11 +503,14 @@ impl AsatLogic {
         }
         let settled = self.good_count >= 1 << self.backoff;
         if self.config.rule == Rule::Asat && machine.equal.is_some() && settled {
-            let full = fair::fair_growth(self.threads, equal, machine.idle, rule::IDLE_ROOM, bad);
-            if let Some(n) = full {
-                // Below its equal share on a full machine: the jobs over theirs give the CPUs
-                // back at their next evaluation. On probation like any growth: where the
-                // others do not give way (a fixed pool), it is undone and backs off.
+            // To the share as the job's draw rounds it: rounded up, shares under
+            // `FINE_SHARE` would lift every job at once past the machine.
+            let share = fair::share_threads(machine.equal, self.bound, self.share_rounding());
+            let lift = fair::fair_growth(self.threads, share.min(equal), bad);
+            if let Some(n) = lift {
+                // Below its equal share: the jobs over theirs give the CPUs back at their next
+                // evaluation. On probation like any growth: where the others do not give way
+                // (a fixed pool), it is undone and backs off.
                 self.grow_to(n, &mut eval);
                 eval.threads_after = self.threads;
                 return Step {

@@ -133,12 +133,12 @@
 //! load and small pools leave, divided among the multithreaded processes that keep at least
 //! half of it busy, and this job. Every job computes the same share, so they agree without
 //! talking: a job never keeps more than its share (rounded by a draw of its own, so that k
-//! jobs add up to the CPUs on average and each keeps its size), and a job below its share on a
-//! full machine grows to it at once (the jobs above theirs drop at their next evaluation), on
-//! probation like any growth. The share only caps and lifts: the wait, the free CPUs and the
-//! idle share still decide everything else, so a parallel job that does not give way (a
-//! fixed pool) still makes this one shrink to what the machine gives it, and undoes the
-//! growths to the share, which back off.
+//! jobs add up to the CPUs on average and each keeps its size), and a job below its share
+//! grows to it at once unless it was crowded (the jobs above theirs drop at their next
+//! evaluation), on probation like any growth. The share only caps and lifts: the wait, the
+//! free CPUs and the idle share still decide everything else, so a parallel job that does not
+//! give way (a fixed pool) still makes this one shrink to what the machine gives it, and
+//! undoes the growths to the share, which back off.
 
 //! asat-lab's simulator (`asat_lab::asat_sim`, in the repository's `crates/lab`) drives this
 //! logic ([`AsatLogic`], the pure functions of [`rule`], the arithmetic of [`pressure`]) on a
