@@ -93,7 +93,7 @@ pub use scope::{
     Scope, ScopeFifo,
 };
 pub use spawn_handler::{CustomSpawn, DefaultSpawn};
-pub use steal::PieceLen;
+pub use steal::{PieceLen, TASK_REFRESH};
 #[doc(hidden)]
 pub use sync::FutexWord;
 pub use sys::thread::ThreadHandle;

@@ -22,6 +22,7 @@ use crate::{CpuSet, Error, ThreadHandle, WaitStrategy};
 /// | [`plan`](Policy::plan) | the thread starting a region | at each region start, before any worker is woken; again after each probe |
 /// | [`task_workers`](Policy::task_workers) | a thread calling into the pool from outside | at each such call (`join`, a loop on tasks), before any task is shared |
 /// | [`task_call_end`](Policy::task_call_end) | the same thread | when that call returns or unwinds |
+/// | [`task_refresh`](Policy::task_refresh) | a thread running a call's tasks | at a heartbeat, at most once per [`TASK_REFRESH`](crate::TASK_REFRESH) for the runtime, while calls run |
 /// | [`placement`](Policy::placement) | each member (the starting thread too); each thread that runs tasks | as it joins a team, before user code runs; as it starts a call's tasks, and as a worker takes a task after being idle or serving a region |
 /// | [`safe_point`](Policy::safe_point) | each member; each thread that runs tasks | at chunk boundaries of loops and before each barrier wait; before each task it takes from a queue |
 /// | [`region_end`](Policy::region_end) | the thread that started the region | after the whole team has joined |
@@ -60,6 +61,22 @@ pub trait Policy: Send + Sync + fmt::Debug {
     /// until [`task_call_end`](Policy::task_call_end).
     fn task_workers(&self, max_threads: usize) -> usize {
         max_threads
+    }
+
+    /// While calls from outside run on the pool's tasks: how many threads may take tasks now,
+    /// or `None` to keep the number. A long call (one `join` at the root of a recursion that
+    /// runs for seconds, one loop over a large range) asks [`task_workers`](Policy::task_workers)
+    /// only as it starts; this lets its number follow the machine while it runs. Called by a
+    /// thread running tasks, at its heartbeat (when it reads its clock to share work), at most
+    /// once per [`TASK_REFRESH`](crate::TASK_REFRESH) for the runtime; not paired with
+    /// [`task_call_end`](Policy::task_call_end), and a policy that counts calls must not count
+    /// these. Must not block; it sits on a busy thread's path, as `task_workers` does. The
+    /// answer is clamped to `1..=max_threads`: a lower number parks the threads above it at
+    /// their next task boundary, a higher one wakes those that may now take tasks. The
+    /// default is `None`.
+    fn task_refresh(&self, max_threads: usize) -> Option<usize> {
+        let _ = max_threads;
+        None
     }
 
     /// A call that asked [`task_workers`](Policy::task_workers) has ended (returned or

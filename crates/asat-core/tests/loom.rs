@@ -4,7 +4,9 @@
 //! protocol, built with `--cfg loom`, the count's reset), the work-sharing counter's reset between
 //! loops, worker shutdown, the work-stealing `join` (a shared `b`, the thief's latch, the
 //! sleep protocol; the deques are stand-ins on loom's mutex, so the model takes crossbeam's
-//! deque as linearizable), and a scope's spawned job and broadcast (its count, the mail). loom runs every interleaving of the threads' atomic operations
+//! deque as linearizable), a worker the policy kept out let in by a rise of the number, and
+//! a scope's spawned job and broadcast (its count, the mail). loom runs every interleaving of
+//! the threads' atomic operations
 //! (within the preemption bound) and reports a deadlock if a thread sleeps forever, so a lost
 //! wake-up fails the model.
 //!
@@ -244,6 +246,58 @@ fn join_shares_b_and_the_latch_wakes_the_caller() {
         assert!(b == Some(0) || b == Some(1), "{b:?}");
     });
     B_STOLEN.assert_both("b run by the worker");
+}
+
+/// Lets one thread take tasks at the first call from outside, both from the second on.
+#[derive(Debug, Default)]
+struct Rising(std::sync::atomic::AtomicUsize);
+
+impl Policy for Rising {
+    fn name(&self) -> &str {
+        "rising"
+    }
+
+    fn plan(&self, start: &RegionStart) -> Plan {
+        Plan::run(start.max_threads)
+    }
+
+    fn task_workers(&self, _max_threads: usize) -> usize {
+        if self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+static RISE_STOLEN: Outcomes = Outcomes::new();
+
+/// Two joins from outside on two threads: the first lets the caller alone take tasks, so the
+/// worker, once it has served a region, sleeps kept out in some executions (uncounted as a
+/// sleeper that may take tasks, so no share wakes it); the second lets it in, which wakes
+/// it. No interleaving leaves a thread asleep, and the worker steals the second join's `b` in
+/// some executions. (That the rise is what wakes a worker kept out is checked by the
+/// `steal_policy` tests: with no thread to share with, a join's `b` may stay private, so a
+/// model cannot require the steal.)
+#[test]
+fn a_worker_kept_out_is_woken_when_the_number_lets_it_in() {
+    model(2, || {
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(Rising::default())
+            .wait(SpinThenPark::new(Duration::ZERO))
+            .timing(false)
+            .build()
+            .unwrap();
+        let (_, b) = rt.join(|| 1, asat_core::current_thread_index);
+        assert_eq!(b, Some(0), "the worker was kept out");
+        rt.region(|_| {});
+        let (a, b) = rt.join(|| 1, asat_core::current_thread_index);
+        assert_eq!(a, 1);
+        assert!(b == Some(0) || b == Some(1), "{b:?}");
+        RISE_STOLEN.record(b == Some(1));
+    });
+    RISE_STOLEN.assert_both("b run by the worker let in");
 }
 
 static SPAWN_STOLEN: Outcomes = Outcomes::new();

@@ -1,6 +1,7 @@
 //! The policy's hooks on the work-stealing engine: each call from outside asks `task_workers`
-//! and ends with `task_call_end` (also when it unwinds), the threads that run its tasks are
-//! placed (`MemberInfo::tasks`), and each task taken from a queue passes a safe point.
+//! and ends with `task_call_end` (also when it unwinds), a long call asks `task_refresh` and
+//! follows its number, the threads that run its tasks are placed (`MemberInfo::tasks`), and
+//! each task taken from a queue passes a safe point.
 
 mod common;
 
@@ -151,6 +152,10 @@ impl Policy for Panicky {
         panic!("in task_call_end");
     }
 
+    fn task_refresh(&self, _max_threads: usize) -> Option<usize> {
+        panic!("in task_refresh");
+    }
+
     fn placement(&self, _member: &MemberInfo) -> Placement {
         panic!("in placement");
     }
@@ -175,4 +180,111 @@ fn panics_in_the_task_hooks_leave_the_calls_whole() {
         seen.into_inner().unwrap().len()
     });
     assert_eq!(seen, 2);
+}
+
+/// Lets a number of threads take tasks that the test sets, at each call and, where it
+/// refreshes, while calls run.
+#[derive(Debug)]
+struct Number {
+    n: AtomicUsize,
+    refreshes: bool,
+    refreshed: AtomicUsize,
+}
+
+impl Number {
+    fn new(n: usize, refreshes: bool) -> Arc<Self> {
+        Arc::new(Number {
+            n: AtomicUsize::new(n),
+            refreshes,
+            refreshed: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl Policy for Number {
+    fn name(&self) -> &str {
+        "number"
+    }
+
+    fn plan(&self, start: &RegionStart) -> Plan {
+        Plan::run(start.max_threads)
+    }
+
+    fn task_workers(&self, _max_threads: usize) -> usize {
+        self.n.load(Ordering::SeqCst)
+    }
+
+    fn task_refresh(&self, _max_threads: usize) -> Option<usize> {
+        if !self.refreshes {
+            return None;
+        }
+        self.refreshed.fetch_add(1, Ordering::SeqCst);
+        Some(self.n.load(Ordering::SeqCst))
+    }
+}
+
+fn pool_of(n: usize, policy: &Arc<Number>) -> Runtime {
+    Runtime::builder()
+        .max_threads(n)
+        .shared_policy(policy.clone())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn workers_kept_out_by_one_call_take_part_in_the_next_when_the_number_rises() {
+    let policy = Number::new(1, false);
+    let p = policy.clone();
+    let (alone, after) = watchdog(LIMIT, move || {
+        let rt = pool_of(4, &p);
+        let seen = Mutex::new(HashSet::new());
+        rt.install_here(|| sleepy(3, Duration::from_millis(2), &seen));
+        let alone = seen.lock().unwrap().len();
+        // The workers, kept out, have gone to sleep.
+        thread::sleep(Duration::from_millis(100));
+        p.n.store(4, Ordering::SeqCst);
+        let seen = Mutex::new(HashSet::new());
+        rt.install_here(|| sleepy(6, Duration::from_millis(2), &seen));
+        (alone, seen.into_inner().unwrap().len())
+    });
+    assert_eq!(alone, 1, "one thread may take tasks");
+    assert!(after >= 2, "the leaves ran on {after} threads of 4");
+}
+
+#[test]
+fn a_long_call_follows_the_number_while_it_runs() {
+    let policy = Number::new(1, true);
+    let p = policy.clone();
+    let (threads, early) = watchdog(LIMIT, move || {
+        let rt = pool_of(4, &p);
+        let seen = Mutex::new(HashSet::new());
+        let early = Mutex::new(HashSet::new());
+        let start = std::time::Instant::now();
+        // One call of 256 leaves of 1 ms; the number rises once it has run for 30 ms.
+        let leaf = |seen: &Mutex<HashSet<thread::ThreadId>>| {
+            if start.elapsed() < Duration::from_millis(25) {
+                early.lock().unwrap().insert(thread::current().id());
+            }
+            if start.elapsed() >= Duration::from_millis(30) {
+                p.n.store(4, Ordering::SeqCst);
+            }
+            thread::sleep(Duration::from_millis(1));
+            seen.lock().unwrap().insert(thread::current().id());
+        };
+        fn tree(depth: u32, leaf: &(dyn Fn() + Sync)) {
+            if depth == 0 {
+                return leaf();
+            }
+            asat_core::join(|| tree(depth - 1, leaf), || tree(depth - 1, leaf));
+        }
+        rt.install_here(|| tree(8, &|| leaf(&seen)));
+        let early = early.into_inner().unwrap().len();
+        (seen.into_inner().unwrap().len(), early)
+    });
+    assert_eq!(early, 1, "before the rise, one thread took tasks");
+    assert!(
+        policy.refreshed.load(Ordering::SeqCst) >= 1,
+        "the call asked again"
+    );
+    assert!(threads >= 2, "the leaves ran on {threads} threads of 4");
 }

@@ -158,7 +158,7 @@ impl AsatLogic {
     /// The job's own rounding of its equal share ([`fair::share_threads`]): one draw of the
     /// seed, the same at every evaluation, so that a share with a fraction rounds up in about
     /// that fraction of the jobs, and in the same ones each time.
-    fn share_rounding(&self) -> f64 {
+    pub(crate) fn share_rounding(&self) -> f64 {
         StdRng::seed_from_u64(self.seed ^ 0x5EED_F00D_FA1E_0001).random_range(0.0..1.0)
     }
 

@@ -207,13 +207,17 @@
 //!
 //! A program made only of `join` and loops on tasks starts no region, so no evaluation
 //! happens and no barrier is timed. Until its first evaluation, ASAT sizes the threads that
-//! take tasks ([`Policy::task_workers`]) from the kernel alone: at most once per
-//! `eval_interval`, at a call from outside the pool, it reads the CPUs the rest of the machine
-//! left free since the last reading (the first reading is taken when the runtime is built)
-//! and lets `round(free)` threads take tasks, at least 1 and at most the pool's size
-//! (`task_team`; all of them where the kernel does not say). Copies of one program that
-//! start together therefore share the machine between them: each one's own CPU time counts
-//! as free for it. Once regions have been evaluated, their team size is used for tasks too.
+//! take tasks ([`Policy::task_workers`]) from the kernel alone ([`tasks`]): at most once per
+//! `eval_interval`, at a call from outside the pool or, while a call runs, when a thread
+//! running its tasks asks again ([`Policy::task_refresh`]), it reads the CPUs the rest of the
+//! machine left free since the last reading (the first reading is taken when the runtime is built)
+//! and the equal share. Alone or beside load that claims no share, `round(free)` threads take
+//! tasks, at least 1 and at most the pool's size (all of them where the kernel does not say);
+//! beside other parallel jobs, its equal share, rounded as regions round it, on probation
+//! when it grows to it. Copies of one program therefore share the machine equally, whenever
+//! each started: each one's own CPU time counts as free for it, and the share evens out what
+//! the free CPUs alone would keep unequal. Once regions have been evaluated, their team size
+//! is used for tasks too.
 //!
 //! # The bad-time threshold
 //!
@@ -250,6 +254,7 @@ mod logic;
 pub mod pressure;
 mod procs;
 pub mod rule;
+pub mod tasks;
 
 pub use evaluation::{Decision, Evaluation};
 pub use logic::{AsatLogic, Machine, Step, FIRST_SAMPLES};
@@ -386,17 +391,7 @@ struct TaskMeasure {
     /// Readings of their own: the evaluations' deltas must not be cut by these.
     readings: Readings,
     last: Instant,
-    team: usize,
-}
-
-/// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
-/// machine, for a pool of `max` threads: `round(free)`, at least 1 and at most `max`; `max`
-/// where the kernel did not say.
-pub(crate) fn task_team(free: Option<f64>, max: usize) -> usize {
-    match free {
-        Some(f) if f.is_finite() => (f.round().max(0.0) as usize).clamp(1, max.max(1)),
-        _ => max.max(1),
-    }
+    team: tasks::TaskTeam,
 }
 
 impl Default for Asat {
@@ -494,15 +489,9 @@ impl Asat {
     }
 }
 
-impl Policy for Asat {
-    fn name(&self) -> &str {
-        "asat"
-    }
-
-    /// Before the first evaluation, the threads the free CPUs allow (see "Programs of
-    /// tasks"; reading the kernel's files, tens of microseconds, happens at most once per
-    /// `eval_interval`); after it, the team size of the last evaluation.
-    fn task_workers(&self, max_threads: usize) -> usize {
+impl Asat {
+    /// The threads that take tasks now (see "Programs of tasks").
+    fn tasks_now(&self, max_threads: usize) -> usize {
         let evaluated = !self.history.lock().is_empty();
         let mut st = self.state.lock();
         let State {
@@ -519,10 +508,30 @@ impl Policy for Asat {
         };
         let now = Instant::now();
         if now.saturating_duration_since(m.last) >= config.eval_interval {
-            m.team = task_team(m.readings.sample(now).free, max_threads);
+            let r = m.readings.sample(now);
+            m.team.next(r.free, r.equal);
             m.last = now;
         }
-        m.team
+        m.team.team().min(max_threads.max(1))
+    }
+}
+
+impl Policy for Asat {
+    fn name(&self) -> &str {
+        "asat"
+    }
+
+    /// Before the first evaluation, the threads the kernel's readings allow (see "Programs
+    /// of tasks"; reading the kernel's files, tens of microseconds alone and about a
+    /// millisecond on a machine shared with other processes, happens at most once per
+    /// `eval_interval`); after it, the team size of the last evaluation.
+    fn task_workers(&self, max_threads: usize) -> usize {
+        self.tasks_now(max_threads)
+    }
+
+    /// As [`task_workers`](Asat::task_workers): a long call follows the machine.
+    fn task_refresh(&self, max_threads: usize) -> Option<usize> {
+        Some(self.tasks_now(max_threads))
     }
 
     fn attach(&self, rt: &RuntimeInfo) -> Result<(), Error> {
@@ -547,15 +556,17 @@ impl Policy for Asat {
             ));
         }
         // Jobs round their growths at random; each process draws its own seed.
-        st.logic = Some(AsatLogic::new(c, rt.max_threads).with_seed(rand::random()));
+        let logic = AsatLogic::new(c, rt.max_threads).with_seed(rand::random());
+        let u = logic.share_rounding();
+        st.logic = Some(logic);
         st.readings = (c.rule == Rule::Asat).then(Readings::with_procs);
         st.tasks = (c.rule == Rule::Asat).then(|| {
-            let (mut readings, last) = (Readings::open(), Instant::now());
+            let (mut readings, last) = (Readings::with_procs(), Instant::now());
             readings.sample(last);
             TaskMeasure {
                 readings,
                 last,
-                team: rt.max_threads,
+                team: tasks::TaskTeam::new(rt.max_threads, u),
             }
         });
         Ok(())
@@ -599,19 +610,6 @@ mod tests {
 
     const US: Duration = Duration::from_micros(1);
     const MS: Duration = Duration::from_millis(1);
-
-    #[test]
-    fn tasks_take_the_free_cpus_rounded_within_the_pool() {
-        assert_eq!(task_team(Some(2.0), 4), 2);
-        assert_eq!(task_team(Some(1.4), 4), 1);
-        assert_eq!(task_team(Some(1.6), 4), 2);
-        assert_eq!(task_team(Some(0.3), 4), 1);
-        assert_eq!(task_team(Some(0.0), 4), 1);
-        assert_eq!(task_team(Some(64.0), 8), 8);
-        assert_eq!(task_team(None, 8), 8);
-        assert_eq!(task_team(Some(f64::NAN), 8), 8);
-        assert_eq!(task_team(Some(3.0), 0), 1);
-    }
 
     #[test]
     fn env_settings_and_errors() {

@@ -285,7 +285,7 @@ pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
     // answer unwinds.
     let call = super::Call(inner);
     // The number first: workers this call starts must not steal as if every one could.
-    tasks.set_active(inner.policy.task_workers(inner.max_threads));
+    inner.set_task_workers(inner.policy.task_workers(inner.max_threads));
     rt.start_task_workers();
     call
 }

@@ -60,10 +60,19 @@
 //! # How many threads take tasks
 //!
 //! [`Policy::task_workers`](crate::Policy::task_workers), asked at each call from outside the
-//! pool: workers whose index is at or above it neither steal nor are woken for shared frames
-//! (they stay parked at task boundaries, and keep serving regions). Index 0 always runs its
-//! tasks, and every worker takes calls handed in through the injector (each is as its
-//! caller's own thread, and must run even when the number falls after it was handed in).
+//! pool, and [`Policy::task_refresh`](crate::Policy::task_refresh), asked while calls run by
+//! a thread at its heartbeat, at most once per [`TASK_REFRESH`] (a compare-and-swap on the
+//! time of the last ask elects one asker): workers whose index is at or above the number
+//! neither steal nor are woken for shared frames (they stay parked at task boundaries, and
+//! keep serving regions). Index 0 always runs its tasks, and every worker takes calls handed
+//! in through the injector (each is as its caller's own thread, and must run even when the
+//! number falls after it was handed in).
+//!
+//! A worker kept out sleeps uncounted in `sleeping` (no share wakes it), so a rise of the
+//! number wakes the workers it lets in: the number is stored (`SeqCst`) before their events
+//! are checked for sleepers, and a sleeper's condition includes "my index is now below the
+//! number", read after it announced itself, so one of the two sees the other. Woken, such a
+//! worker looks for tasks and sleeps again, counted.
 //!
 //! Where they run is the policy's too, as for a region's members: the calling thread asks
 //! [`Policy::placement`](crate::Policy::placement) as its call's tasks start (and gets its
@@ -105,7 +114,7 @@ pub(crate) mod scope;
 mod split;
 
 use std::cell::Cell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
@@ -133,9 +142,13 @@ use job::TaskRef;
 
 use crate::payload::catch;
 use crate::runtime::Inner;
-use crate::sync::{AtomicU32, AtomicUsize, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::wait::{spin_until, Event, WaitInfo, WaitOutcome, WaitSite, IDLE_SPIN_CAP};
 use crate::Runtime;
+
+/// While calls run on a pool's tasks, how often its policy is asked again how many threads
+/// take them ([`Policy::task_refresh`](crate::Policy::task_refresh)).
+pub const TASK_REFRESH: Duration = Duration::from_millis(10);
 
 /// A runtime's queues and the counts its sleep protocol reads.
 pub(crate) struct Tasks {
@@ -150,6 +163,9 @@ pub(crate) struct Tasks {
     sleeping: CachePadded<AtomicUsize>,
     /// Workers with an index below it may take tasks (the policy's last answer).
     active: AtomicUsize,
+    /// When the policy was last asked for that number, in nanoseconds after `epoch`.
+    asked: AtomicU64,
+    epoch: Instant,
     /// Where the next scan for a sleeper to wake starts.
     next_wake: AtomicUsize,
     /// Calls from outside the pool running on it now (see [`Tasks::call`]).
@@ -196,6 +212,8 @@ impl Tasks {
             searching: CachePadded::new(AtomicUsize::new(0)),
             sleeping: CachePadded::new(AtomicUsize::new(0)),
             active: AtomicUsize::new(max_threads),
+            asked: AtomicU64::new(0),
+            epoch: Instant::now(),
             next_wake: AtomicUsize::new(0),
             calls: CachePadded::new(AtomicUsize::new(0)),
             countdowns: (0..max_threads)
@@ -230,12 +248,28 @@ impl Tasks {
             || (steal && self.stealers.iter().any(|s| !s.is_empty()))
     }
 
-    /// Sets how many threads may take tasks.
-    pub(crate) fn set_active(&self, n: usize) {
+    /// Sets how many threads may take tasks; returns the number before.
+    fn set_active(&self, n: usize) -> usize {
         let n = n.clamp(1, self.locals.len());
-        if self.active.load(Ordering::Relaxed) != n {
-            self.active.store(n, Ordering::Relaxed);
+        let old = self.active.load(Ordering::Relaxed);
+        if old != n {
+            // SeqCst: against a kept-out sleeper's check (module docs, "How many threads
+            // take tasks").
+            self.active.store(n, Ordering::SeqCst);
         }
+        old
+    }
+
+    /// Marks the policy as asked at `now`; false when another thread did so less than
+    /// [`TASK_REFRESH`] before, or took the mark first.
+    fn claim_ask(&self, now: Instant) -> bool {
+        let at = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+        let last = self.asked.load(Ordering::Relaxed);
+        at.saturating_sub(last) >= TASK_REFRESH.as_nanos() as u64
+            && self
+                .asked
+                .compare_exchange(last, at, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     #[inline]
@@ -344,6 +378,7 @@ impl<'a> Ctx<'a> {
         self.interval.set(interval);
         self.countdown.store(interval, Ordering::Relaxed);
         self.last_read.set(now);
+        self.refresh(now);
         let tasks = self.inner().tasks();
         let searching = tasks.searching.load(Ordering::Relaxed) > 0;
         let idle = searching || tasks.sleeping.load(Ordering::Relaxed) > 0;
@@ -373,6 +408,19 @@ impl<'a> Ctx<'a> {
         self.last_beat.set(now);
     }
 
+    /// Asks the policy again how many threads take tasks, when no thread did for
+    /// [`TASK_REFRESH`] (module docs, "How many threads take tasks").
+    fn refresh(&self, now: Instant) {
+        let inner = self.inner();
+        if !inner.tasks().claim_ask(now) {
+            return;
+        }
+        // A panic in the policy's hook keeps the number (the panic hook has reported it).
+        if let Some(Some(n)) = catch(|| inner.policy.task_refresh(inner.max_threads)) {
+            inner.set_task_workers(n);
+        }
+    }
+
     /// Shares the oldest private frame now, beat or not, and wakes a sleeper for it unless a
     /// searcher is awake: a loop's split, whose frame is the newest (see `split`).
     fn share_now(&self) {
@@ -386,6 +434,7 @@ impl<'a> Ctx<'a> {
     /// it is due and the thread has an older private frame (an enclosing join's, which holds
     /// more work), that frame is shared instead and the loop goes on whole.
     fn split_due(&self, now: Instant) -> bool {
+        self.refresh(now);
         let tasks = self.inner().tasks();
         let searching = tasks.searching.load(Ordering::Relaxed) > 0;
         if !searching && tasks.sleeping.load(Ordering::Relaxed) == 0 {
@@ -511,7 +560,12 @@ impl<'a> Ctx<'a> {
         let allowed = self.allowed();
         let calls = self.takes_calls();
         let index = self.index;
-        let ready = || done() || tasks.visible(index, allowed, calls);
+        // A worker kept out also wakes when the number lets it in (module docs).
+        let ready = || {
+            done()
+                || tasks.visible(index, allowed, calls)
+                || (!allowed && index < tasks.active.load(Ordering::SeqCst))
+        };
         let info = WaitInfo {
             site,
             member: self.index,
@@ -575,6 +629,16 @@ fn take(queue: &Injector<TaskRef>) -> Option<TaskRef> {
 }
 
 impl Inner {
+    /// Sets how many threads may take tasks, waking the workers a rise lets in (module docs,
+    /// "How many threads take tasks").
+    pub(crate) fn set_task_workers(&self, n: usize) {
+        let tasks = self.tasks();
+        let old = tasks.set_active(n);
+        for i in old..tasks.active() {
+            self.idle_event(i).notify_sleepers();
+        }
+    }
+
     /// Puts `t` in thread `index`'s mail, for it alone to run, and wakes it if it sleeps.
     pub(crate) fn mail(&self, index: usize, t: TaskRef) {
         self.tasks().mail[index].push(t);

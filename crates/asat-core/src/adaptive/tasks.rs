@@ -1,0 +1,234 @@
+//! How many threads take tasks in a program made only of `join` and loops on tasks, before
+//! any region has been evaluated: a pure state machine fed one reading of the kernel at a
+//! time ([`TaskTeam::next`]), at most once per evaluation interval (module docs, "Programs of
+//! tasks").
+//!
+//! Such a program times no barrier, so the team follows what the kernel says:
+//!
+//! - alone, or beside load that claims no share (single-threaded hogs, small pools): the CPUs
+//!   the rest of the machine left free, rounded ([`task_team`]);
+//! - beside other parallel jobs ([`fair::equal_share`] is `Some`): its equal share, rounded
+//!   by the job's own draw ([`fair::share_limit`]). The free CPUs alone would keep the first
+//!   job's advantage for good: a job that finds 63 of 64 CPUs taken takes one thread, and the
+//!   first one, seeing that thread, keeps 63. A team below its share grows to it at once, as
+//!   regions do, since jobs above theirs give CPUs back at their next reading;
+//! - on probation: [`HOLD`] readings after such a growth, the others must have left
+//!   [`HELD_FRACTION`] of the share free. Where they do not (a fixed pool beside this job
+//!   never gives way), the team falls back to the free CPUs for `2^b` readings, `b` growing
+//!   with each failure up to [`MAX_BACKOFF`](super::MAX_BACKOFF), and tries again. The same
+//!   check applies to a team that holds its share: a job that arrives and does not give way
+//!   sends it back to the free CPUs.
+
+use super::fair;
+
+/// Readings after a growth to the share before it is judged: the others see it at their
+/// next reading, and the one after it is the first to cover an interval in which they gave
+/// way.
+pub const HOLD: u64 = 2;
+
+/// A growth to the share holds when the rest of the machine left at least this fraction of
+/// it free: the others' draws and serial phases move what they use by a thread or so.
+pub const HELD_FRACTION: f64 = 0.75;
+
+/// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
+/// machine, for a pool of `max` threads: `round(free)`, at least 1 and at most `max`; `max`
+/// where the kernel did not say.
+pub fn task_team(free: Option<f64>, max: usize) -> usize {
+    match free {
+        Some(f) if f.is_finite() => (f.round().max(0.0) as usize).clamp(1, max.max(1)),
+        _ => max.max(1),
+    }
+}
+
+/// The task team's state between readings (see the module docs).
+#[derive(Clone, Debug)]
+pub struct TaskTeam {
+    max: usize,
+    /// The job's rounding of its share ([`fair::share_threads`]), drawn once.
+    u: f64,
+    team: usize,
+    readings: u64,
+    /// The reading at which the team last grew to its share, while on probation.
+    grew_at: Option<u64>,
+    /// Failed growths in a row.
+    backoff: u32,
+    /// No growth to the share before this reading.
+    wait_until: u64,
+}
+
+impl TaskTeam {
+    /// A pool of `max` threads, all of them taking tasks until the first reading; `u` in
+    /// `[0, 1)` is the job's rounding of its share.
+    pub fn new(max: usize, u: f64) -> Self {
+        Self {
+            max: max.max(1),
+            u,
+            team: max.max(1),
+            readings: 0,
+            grew_at: None,
+            backoff: 0,
+            wait_until: 0,
+        }
+    }
+
+    /// The threads that take tasks now.
+    pub fn team(&self) -> usize {
+        self.team
+    }
+
+    /// Takes one reading: `free`, the CPUs the rest of the machine left free since the last
+    /// one; `equal`, this job's equal share among the parallel jobs
+    /// ([`fair::equal_share`]). Returns the new team.
+    pub fn next(&mut self, free: Option<f64>, equal: Option<f64>) -> usize {
+        self.readings += 1;
+        let n = self.readings;
+        let base = task_team(free, self.max);
+        if equal.is_none() {
+            self.grew_at = None;
+            self.team = base;
+            return base;
+        }
+        // Never over the share as regions cap it; grown to it as the job's draw rounds it
+        // (rounded up, shares under `FINE_SHARE` would lift every job past the machine).
+        let cap = fair::share_limit(equal, self.max, self.u);
+        let lift = fair::share_threads(equal, self.max, self.u).min(cap);
+        let given = free.is_none_or(|f| f >= HELD_FRACTION * lift as f64);
+        let judged = self.grew_at.is_none_or(|g| n - g >= HOLD);
+        self.team = if !judged {
+            // On probation: the others have not had an interval to give way yet.
+            lift
+        } else if given {
+            // The others leave the share free: it holds.
+            self.grew_at = None;
+            self.backoff = 0;
+            base.min(cap).max(lift)
+        } else if (lift..=cap).contains(&self.team) {
+            // At its share, and the others keep more than theirs: a growth failed, or a job
+            // arrived that does not give way.
+            self.grew_at = None;
+            self.backoff = (self.backoff + 1).min(super::MAX_BACKOFF);
+            self.wait_until = n + (1u64 << self.backoff);
+            base.min(cap)
+        } else if self.team < lift && n >= self.wait_until {
+            self.grew_at = Some(n);
+            lift
+        } else {
+            // Over the share on a crowded machine, or waiting to try again.
+            base.min(cap)
+        };
+        self.team
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_take_the_free_cpus_rounded_within_the_pool() {
+        assert_eq!(task_team(Some(2.0), 4), 2);
+        assert_eq!(task_team(Some(1.4), 4), 1);
+        assert_eq!(task_team(Some(1.6), 4), 2);
+        assert_eq!(task_team(Some(0.3), 4), 1);
+        assert_eq!(task_team(Some(0.0), 4), 1);
+        assert_eq!(task_team(Some(64.0), 8), 8);
+        assert_eq!(task_team(None, 8), 8);
+        assert_eq!(task_team(Some(f64::NAN), 8), 8);
+        assert_eq!(task_team(Some(3.0), 0), 1);
+    }
+
+    #[test]
+    fn without_other_parallel_jobs_the_team_follows_the_free_cpus() {
+        let mut t = TaskTeam::new(64, 0.5);
+        assert_eq!(t.team(), 64);
+        assert_eq!(t.next(Some(63.2), None), 63);
+        assert_eq!(t.next(Some(40.0), None), 40);
+        assert_eq!(t.next(None, None), 64);
+    }
+
+    #[test]
+    fn a_late_job_grows_to_its_share_and_keeps_it_when_the_others_give_way() {
+        // It finds the machine taken: one CPU free, another job claims a share of 32. Over
+        // its share on a crowded machine, it first takes what is free.
+        let mut t = TaskTeam::new(64, 0.0);
+        assert_eq!(t.next(Some(1.0), Some(32.0)), 1);
+        assert_eq!(t.next(Some(1.0), Some(32.0)), 32);
+        // The other job still runs 63 threads: on probation for HOLD readings.
+        assert_eq!(t.next(Some(22.0), Some(32.0)), 32);
+        // It gave way.
+        assert_eq!(t.next(Some(31.5), Some(32.0)), 32);
+        assert_eq!(t.next(Some(30.0), Some(32.0)), 32);
+        assert_eq!(t.next(Some(25.0), Some(32.0)), 32, "within the fraction");
+    }
+
+    #[test]
+    fn a_job_over_its_share_comes_down_to_it() {
+        // The first job, seeing a second claim 32 of 64.
+        let mut t = TaskTeam::new(64, 0.0);
+        assert_eq!(t.next(Some(63.0), None), 63);
+        assert_eq!(t.next(Some(40.0), Some(32.0)), 32);
+        assert_eq!(t.next(Some(32.0), Some(32.0)), 32);
+    }
+
+    #[test]
+    fn beside_a_job_that_does_not_give_way_growths_back_off() {
+        let mut t = TaskTeam::new(64, 0.0);
+        let mut teams = Vec::new();
+        // A fixed pool keeps 43 CPUs busy while this job holds 32 threads, 63 when it holds
+        // fewer: the free CPUs stay under the fraction of the share.
+        for _ in 0..40 {
+            let free = if t.team() >= 32 { 21.0 } else { 1.0 };
+            teams.push(t.next(Some(free), Some(32.0)));
+        }
+        let at_share = teams.iter().filter(|&&n| n == 32).count();
+        // Each try holds HOLD readings; the waits between them double up to 2^MAX_BACKOFF.
+        assert!(at_share <= 40 / 3, "{teams:?}");
+        assert!(
+            teams.windows(7).any(|w| w.iter().all(|&n| n == 1)),
+            "{teams:?}"
+        );
+        // It keeps trying: the job may leave.
+        assert!(teams[30..].contains(&32), "{teams:?}");
+    }
+
+    #[test]
+    fn a_growth_that_holds_resets_the_back_off() {
+        let mut t = TaskTeam::new(16, 0.0);
+        // Two failed growths.
+        for _ in 0..8 {
+            let free = if t.team() >= 8 { 3.0 } else { 1.0 };
+            t.next(Some(free), Some(8.0));
+        }
+        assert!(t.backoff >= 2, "{t:?}");
+        // The other job now gives way.
+        for _ in 0..8 {
+            t.next(Some(8.0), Some(8.0));
+        }
+        assert_eq!(t.team(), 8);
+        assert_eq!(t.backoff, 0, "{t:?}");
+    }
+
+    #[test]
+    fn shares_round_by_the_jobs_draw() {
+        let mut low = TaskTeam::new(64, 0.1);
+        let mut high = TaskTeam::new(64, 0.9);
+        assert_eq!(low.next(Some(21.0), Some(21.3)), 21);
+        assert_eq!(high.next(Some(21.0), Some(21.3)), 22);
+    }
+
+    #[test]
+    fn a_share_under_two_cpus_lifts_by_the_draw_and_caps_rounded_up() {
+        // 8 jobs beside 4 hogs on 16 CPUs: 1.5 each. Every job lifted to 2 would crowd the
+        // machine; by the draw, about half of them are.
+        let mut low = TaskTeam::new(8, 0.2);
+        let mut high = TaskTeam::new(8, 0.7);
+        for t in [&mut low, &mut high] {
+            t.next(Some(0.4), Some(1.5));
+        }
+        assert_eq!((low.team(), high.team()), (1, 1), "crowded: what is free");
+        assert_eq!(low.next(Some(0.4), Some(1.5)), 1);
+        assert_eq!(high.next(Some(0.4), Some(1.5)), 2, "lifted by its draw");
+        // Free CPUs are taken up to the share rounded up.
+        assert_eq!(low.next(Some(2.0), Some(1.5)), 2);
+    }
+}
