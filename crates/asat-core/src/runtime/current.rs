@@ -3,6 +3,10 @@
 //! ([`current_thread_index`](crate::current_thread_index),
 //! [`current_num_threads`](crate::current_num_threads)) and tell clients such as the
 //! parallel-iterator layer which runtime a call should run on.
+//!
+//! The work-stealing engine (`steal`) sits above this module: it sets and reads the member
+//! here, and installing a runtime, which also hides the engine's context, is its own
+//! (`steal::install`).
 
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -87,14 +91,6 @@ impl Drop for MemberGuard {
     fn drop(&mut self) {
         MEMBER.with(|c| c.set(self.0));
     }
-}
-
-/// Runs `f` with `rt` installed on the calling thread.
-///
-/// While `f` runs, the thread runs no task of any runtime as far as the work-stealing engine
-/// is concerned: a call in `f` goes to `rt` from outside its pool (see `steal::without_ctx`).
-pub(crate) fn install<R>(rt: &Runtime, f: impl FnOnce() -> R) -> R {
-    crate::steal::without_ctx(|| crate::sys::scoped::set(rt, f))
 }
 
 /// Calls `f` with the runtime installed on the calling thread, or `None`.

@@ -50,6 +50,11 @@
 //! module): a worker takes a post only between tasks, so a loop revokes the post of a worker
 //! busy with a task, and an SPMD region waits for it to finish its task.
 //!
+//! The runtime's state ([`Inner`]) sits below the engine, which works on it and adds its
+//! methods to it: this module and `current` name nothing of `steal` but the queues the state
+//! holds (`steal::tasks`, below both). Installing a runtime hides the engine's context, so
+//! [`Runtime::install_here`] calls the engine's `steal::install`.
+//!
 //! # Workers from a spawn handler
 //!
 //! A runtime built with a spawn handler gets all its workers at build, on the handler's
@@ -70,7 +75,7 @@ use parking_lot::Mutex;
 use crate::builder::Hooks;
 use crate::job::JobRef;
 use crate::slots::Slots;
-use crate::steal::Tasks;
+use crate::steal::tasks::Tasks;
 use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::sys::affinity;
 use crate::team::RegionState;
@@ -205,7 +210,7 @@ pub(crate) struct Inner {
     /// Detached jobs ([`Runtime::spawn`]) and the threads that run them: on lines of their
     /// own, as `region_lock`, since spawns write them while regions run.
     spawner: CachePadded<Spawner>,
-    /// Work stealing's queues and sleep counts (the `steal` module).
+    /// Work stealing's queues and sleep counts (`steal::tasks`; the `steal` module runs them).
     tasks: Tasks,
 }
 

@@ -274,8 +274,9 @@ pub(super) fn hand_in<R: Send>(rt: &Runtime, f: impl FnOnce() -> R + Send) -> R 
 }
 
 /// Readies `rt` for a call from outside its tasks: its workers started, the policy's number of
-/// task workers asked, and the call counted (see [`Tasks::busy`](super::Tasks::busy)) until
-/// the guard is dropped. Not in a `fork`ed child, which has no workers (callers check).
+/// task workers asked, and the call counted (see
+/// [`Tasks::busy`](super::tasks::Tasks::busy)) until the guard is dropped. Not in a `fork`ed
+/// child, which has no workers (callers check).
 pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
     let inner = rt.inner();
     debug_assert!(!rt.forked());

@@ -102,6 +102,14 @@
 //! with the workers outside the team, and takes region posts only between tasks. A region's
 //! member that is no worker runs its joins as index 0 when that is free, and else inline: it
 //! must not hand them to workers that may all be members of its region, waiting for it.
+//!
+//! # Layering
+//!
+//! The engine sits above the runtime: it works on the runtime's state (`runtime::Inner`, to
+//! which it adds the methods here) and on the calling thread's member (`runtime::current`),
+//! and installing a runtime ([`install`]) is its own, since that hides its context. The
+//! runtime's state holds only the queues ([`Tasks`](tasks::Tasks)), in `tasks`, which sits
+//! below both and names neither; `runtime` and `runtime::current` name nothing else of it.
 
 mod beat;
 mod ctx;
@@ -112,14 +120,12 @@ mod join;
 mod latch;
 pub(crate) mod scope;
 mod split;
+pub(crate) mod tasks;
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
-
-use deque::{Injector, Steal, Stealer, Worker};
+use deque::{Injector, Steal, Worker};
 pub(crate) use join::{join, join_current, Share};
 pub use split::PieceLen;
 
@@ -135,14 +141,24 @@ pub(crate) fn on_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
 /// Runs `f` as a thread that runs no task: for [`Runtime::install_here`], whose runtime is the
 /// current one inside `f` even on a thread that runs another runtime's tasks (or this one's),
 /// so that a `Ctx` present always belongs to the current runtime.
-pub(crate) fn without_ctx<R>(f: impl FnOnce() -> R) -> R {
+fn without_ctx<R>(f: impl FnOnce() -> R) -> R {
     ctx::hide(f)
 }
+
+/// Runs `f` with `rt` installed on the calling thread.
+///
+/// While `f` runs, the thread runs no task of any runtime as far as the work-stealing engine
+/// is concerned: a call in `f` goes to `rt` from outside its pool (see [`without_ctx`]).
+pub(crate) fn install<R>(rt: &Runtime, f: impl FnOnce() -> R) -> R {
+    without_ctx(|| crate::sys::scoped::set(rt, f))
+}
+
 use job::TaskRef;
+use tasks::Local;
 
 use crate::payload::catch;
 use crate::runtime::Inner;
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU32, Ordering};
 use crate::wait::{spin_until, Event, WaitInfo, WaitOutcome, WaitSite, IDLE_SPIN_CAP};
 use crate::Runtime;
 
@@ -150,36 +166,8 @@ use crate::Runtime;
 /// take them ([`Policy::task_refresh`](crate::Policy::task_refresh)).
 pub const TASK_REFRESH: Duration = Duration::from_millis(10);
 
-/// A runtime's queues and the counts its sleep protocol reads.
-pub(crate) struct Tasks {
-    injector: Injector<TaskRef>,
-    stealers: Box<[Stealer<TaskRef>]>,
-    /// Index `i`'s deque and beat interval: locked by worker `i` for its life, and by a thread
-    /// calling in from outside for the length of its call (index 0).
-    locals: Box<[Mutex<Local>]>,
-    /// Threads awake and looking for tasks.
-    searching: CachePadded<AtomicUsize>,
-    /// Threads that may take tasks and sleep.
-    sleeping: CachePadded<AtomicUsize>,
-    /// Workers with an index below it may take tasks (the policy's last answer).
-    active: AtomicUsize,
-    /// When the policy was last asked for that number, in nanoseconds after `epoch`.
-    asked: AtomicU64,
-    epoch: Instant,
-    /// Where the next scan for a sleeper to wake starts.
-    next_wake: AtomicUsize,
-    /// Calls from outside the pool running on it now (see [`Tasks::call`]).
-    calls: CachePadded<AtomicUsize>,
-    /// Per index: the joins left until that index's thread reads its clock (see
-    /// [`Ctx::offer`]); a thread that starts to look for work sets the others' to zero.
-    countdowns: Box<[CachePadded<AtomicU32>]>,
-    /// Per index: tasks for that index's thread alone (a scope's broadcast), taken before
-    /// any other work.
-    mail: Box<[Injector<TaskRef>]>,
-}
-
-/// A call from outside counted in [`Tasks::calls`], whose end the policy is told of
-/// ([`Policy::task_call_end`](crate::Policy::task_call_end)).
+/// A call from outside counted in [`Tasks::calls`](tasks::Tasks::calls), whose end the policy
+/// is told of ([`Policy::task_call_end`](crate::Policy::task_call_end)).
 struct Call<'a>(&'a Inner);
 
 impl Drop for Call<'_> {
@@ -187,104 +175,6 @@ impl Drop for Call<'_> {
         self.0.tasks().calls.fetch_sub(1, Ordering::Relaxed);
         // A policy's panic must not unwind out of a drop that may run during an unwinding.
         let _ = catch(|| self.0.policy.task_call_end());
-    }
-}
-
-/// One index's deque and beat interval (kept from call to call).
-pub(crate) struct Local {
-    deque: Worker<TaskRef>,
-    /// Joins between clock reads, as last adapted (see `beat`): kept from call to call.
-    interval: Cell<u32>,
-}
-
-impl Tasks {
-    pub(crate) fn new(max_threads: usize) -> Self {
-        let locals: Vec<Local> = (0..max_threads)
-            .map(|_| Local {
-                deque: Worker::new_lifo(),
-                interval: Cell::new(1),
-            })
-            .collect();
-        Tasks {
-            injector: Injector::new(),
-            stealers: locals.iter().map(|l| l.deque.stealer()).collect(),
-            locals: locals.into_iter().map(Mutex::new).collect(),
-            searching: CachePadded::new(AtomicUsize::new(0)),
-            sleeping: CachePadded::new(AtomicUsize::new(0)),
-            active: AtomicUsize::new(max_threads),
-            asked: AtomicU64::new(0),
-            epoch: Instant::now(),
-            next_wake: AtomicUsize::new(0),
-            calls: CachePadded::new(AtomicUsize::new(0)),
-            countdowns: (0..max_threads)
-                .map(|_| CachePadded::new(AtomicU32::new(1)))
-                .collect(),
-            mail: (0..max_threads).map(|_| Injector::new()).collect(),
-        }
-    }
-
-    /// Tells every other thread that may share work that `me` looks for some: each reads its
-    /// clock at its next join, whatever its interval (see [`Ctx::offer`]).
-    fn poke_others(&self, me: usize) {
-        for (i, c) in self.countdowns.iter().enumerate() {
-            if i != me && c.load(Ordering::Relaxed) > 0 {
-                c.store(0, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Whether calls from outside the pool run on its tasks now: a loop started meanwhile
-    /// runs as tasks beside them rather than as a region that must wait for its team.
-    pub(crate) fn busy(&self) -> bool {
-        self.calls.load(Ordering::Relaxed) > 0
-    }
-
-    /// Whether a queue that thread `index` looks at holds a task (for a thread about to
-    /// sleep): its mail, the other threads' deques when it may steal, the injector when it
-    /// takes calls.
-    fn visible(&self, index: usize, steal: bool, calls: bool) -> bool {
-        !self.mail[index].is_empty()
-            || (calls && !self.injector.is_empty())
-            || (steal && self.stealers.iter().any(|s| !s.is_empty()))
-    }
-
-    /// Sets how many threads may take tasks; returns the number before.
-    fn set_active(&self, n: usize) -> usize {
-        let n = n.clamp(1, self.locals.len());
-        let old = self.active.load(Ordering::Relaxed);
-        if old != n {
-            // SeqCst: against a kept-out sleeper's check (module docs, "How many threads
-            // take tasks").
-            self.active.store(n, Ordering::SeqCst);
-        }
-        old
-    }
-
-    /// Marks the policy as asked at `now`; false when another thread did so less than
-    /// [`TASK_REFRESH`] before, or took the mark first.
-    fn claim_ask(&self, now: Instant) -> bool {
-        let at = now.saturating_duration_since(self.epoch).as_nanos() as u64;
-        let last = self.asked.load(Ordering::Relaxed);
-        at.saturating_sub(last) >= TASK_REFRESH.as_nanos() as u64
-            && self
-                .asked
-                .compare_exchange(last, at, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-    }
-
-    #[inline]
-    fn active(&self) -> usize {
-        self.active.load(Ordering::Relaxed)
-    }
-}
-
-impl std::fmt::Debug for Tasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tasks")
-            .field("searching", &self.searching.load(Ordering::Relaxed))
-            .field("sleeping", &self.sleeping.load(Ordering::Relaxed))
-            .field("active", &self.active())
-            .finish_non_exhaustive()
     }
 }
 
@@ -296,7 +186,8 @@ pub(crate) struct Ctx<'a> {
     /// The event this thread sleeps on (its latches' too).
     event: &'a Event,
     deque: &'a Worker<TaskRef>,
-    /// Joins left until the next clock read (this index's of [`Tasks::countdowns`]).
+    /// Joins left until the next clock read (this index's of
+    /// [`Tasks::countdowns`](tasks::Tasks::countdowns)).
     countdown: &'a AtomicU32,
     /// The frames of the joins this thread is inside (see `frame`).
     frames: frame::Frames,
@@ -412,7 +303,7 @@ impl<'a> Ctx<'a> {
     /// [`TASK_REFRESH`] (module docs, "How many threads take tasks").
     fn refresh(&self, now: Instant) {
         let inner = self.inner();
-        if !inner.tasks().claim_ask(now) {
+        if !inner.tasks().claim_ask(now, TASK_REFRESH) {
             return;
         }
         // A panic in the policy's hook keeps the number (the panic hook has reported it).

@@ -325,7 +325,7 @@ where
     H: Handle<'scope>,
 {
     enter(rt, fifo, op, |op| {
-        crate::runtime::current::install(rt, || outside(rt, fifo, op))
+        super::install(rt, || outside(rt, fifo, op))
     })
 }
 
@@ -338,7 +338,7 @@ where
     OP: FnOnce(&H) -> R,
 {
     // `op` and the tasks this thread runs see `rt` as the current runtime on every path.
-    let here = |op| crate::runtime::current::install(rt, || serial(rt, fifo, op));
+    let here = |op| super::install(rt, || serial(rt, fifo, op));
     ctx::with(|c| match c {
         Some(c) if c.rt.id() == rt.id() => on_ctx(c, fifo, false, op),
         _ if rt.forked() => here(op),

@@ -90,7 +90,7 @@ impl Runtime {
     /// # Ok::<(), asat_core::Error>(())
     /// ```
     pub fn install_here<R>(&self, f: impl FnOnce() -> R) -> R {
-        current::install(self, f)
+        crate::steal::install(self, f)
     }
 }
 
