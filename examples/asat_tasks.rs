@@ -8,7 +8,12 @@
 //! A runtime of `--threads` threads (default: the CPUs) with the `asat` policy runs rounds of
 //! 300 ms of serial work (which lets an evaluation fall due) and then a recursive join of 64
 //! leaves of 2 ms of work; each round prints how many threads ran leaves. First alone, then
-//! with `--hogs` processes spinning beside it.
+//! with `--hogs` processes spinning beside it. Last, one long call (`--long-ms` of leaves on
+//! one thread) beside hogs that start 0.6 s into it and stop 0.8 s later: each 0.2 s of it
+//! prints how many threads ran leaves, as the policy's number follows the machine while the
+//! call runs. A rise shows at once; a fall only as the threads above the number finish the
+//! tasks they hold (a thread leaves no task half done), and in a recursion a thief holds the
+//! half of it that it stole at the start, so there the threads stay until the call ends.
 
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -31,6 +36,9 @@ struct Args {
     /// Rounds alone and beside the hogs, each.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: u32,
+    /// Milliseconds of leaves (on one thread) in the long call; 0 skips it.
+    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    long_ms: u64,
     /// Internal: spin for this many milliseconds.
     #[arg(long, hide = true)]
     hog: Option<u64>,
@@ -94,6 +102,59 @@ fn main() {
             _ = s.kill();
             _ = s.wait();
         }
+    }
+    if args.long_ms > 0 {
+        long_call(&rt, &exe, &args, threads);
+    }
+}
+
+/// One call of `--long-ms` of 2 ms leaves, hogs beside it from 0.6 s to 1.4 s; prints the
+/// threads that ran leaves in each 0.2 s.
+fn long_call(rt: &asat::Runtime, exe: &std::path::Path, args: &Args, threads: usize) {
+    const WINDOW: Duration = Duration::from_millis(200);
+    let leaves = (args.long_ms / 2).max(1);
+    let depth = u64::BITS - leaves.leading_zeros() - 1;
+    let start = Instant::now();
+    let windows: Mutex<Vec<HashSet<std::thread::ThreadId>>> = Mutex::new(Vec::new());
+    let leaf = || {
+        spin(Duration::from_millis(2));
+        let w = (start.elapsed().as_nanos() / WINDOW.as_nanos()) as usize;
+        let mut ws = windows.lock().unwrap();
+        if ws.len() <= w {
+            ws.resize_with(w + 1, HashSet::new);
+        }
+        ws[w].insert(std::thread::current().id());
+    };
+    let hogs = std::thread::scope(|s| {
+        let hogs = s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(600));
+            (0..args.hogs)
+                .map(|_| {
+                    Command::new(exe)
+                        .args(["--hog", "800"])
+                        .spawn()
+                        .unwrap_or_else(|e| fail(&format!("start a hog: {e}")))
+                })
+                .collect::<Vec<Child>>()
+        });
+        rt.install_here(|| fork(depth, &leaf));
+        hogs.join().expect("the hogs' starter")
+    });
+    for mut h in hogs {
+        _ = h.wait();
+    }
+    for (w, seen) in windows.into_inner().unwrap().iter().enumerate() {
+        let from = w as f64 * WINDOW.as_secs_f64();
+        let beside = if (0.6..1.4).contains(&from) {
+            args.hogs
+        } else {
+            0
+        };
+        println!(
+            "long call, {from:.1}-{:.1} s, {beside} hogs: {} of {threads} threads ran leaves",
+            from + WINDOW.as_secs_f64(),
+            seen.len()
+        );
     }
 }
 
