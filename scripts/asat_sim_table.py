@@ -1,0 +1,43 @@
+# Summarizes asat_sim's CSVs (the `--out` folders given) into the table of
+# docs/results/asat_sim/table.md: per machine size, jobs and scenario, the ranges over seeds.
+#   python3 scripts/asat_sim_table.py DIR...
+# `never`: no evaluation after which the sum of teams stayed in [P, P + k] (or no regain);
+# `-`: the scenario has no departure to regain from.
+import collections
+import csv
+import sys
+
+rows = []
+for d in sys.argv[1:]:
+    with open(d + '/asat_sim.csv') as f:
+        rows += list(csv.DictReader(f))
+groups = collections.defaultdict(list)
+for r in rows:
+    groups[(int(r['processors']), int(r['jobs']), r['scenario'])].append(r)
+
+
+def span(vals, fmt):
+    """min-max of the non-empty values, and how many were empty ('never')."""
+    v = [float(x) for x in vals if x != '']
+    if not v:
+        return 'never'
+    never = len(vals) - len(v)
+    s = fmt(min(v)) if min(v) == max(v) else f"{fmt(min(v))}-{fmt(max(v))}"
+    return s + (f" ({never} never)" if never else "")
+
+
+print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|")
+print("|---|---|---|---|---|---|---|---|---|")
+for key in sorted(groups):
+    rs = groups[key]
+    ratio = [str(float(r['makespan']) / float(r['makespan_fixed']))
+             if r['makespan'] and r['makespan_fixed'] else '' for r in rs]
+    regain = [r['regain_evals'] for r in rs]
+    cells = [
+        span([r['settle_evals'] for r in rs], lambda x: str(int(x))),
+        span([r['max_share_dev'] for r in rs], lambda x: f'{100 * x:.0f}%'),
+        span([r['moves_per_eval_after'] for r in rs], lambda x: f'{x:.2f}'),
+        span(regain, lambda x: str(int(x))) if any(regain) else '-',
+        span(ratio, lambda x: f'{x:.2f}'),
+    ]
+    print(f"|{key[0]}|{key[1]}|{key[2]}|{len(rs)}|" + "|".join(cells) + "|")
