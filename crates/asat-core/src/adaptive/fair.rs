@@ -105,6 +105,16 @@ pub fn fair_growth(threads: usize, share_threads: usize, crowded: bool) -> Optio
     (!crowded && threads < share_threads).then_some(share_threads)
 }
 
+/// Whether the equal share rose from `before` to `now` by more than its noise (other load
+/// moving a little): by a quarter CPU and 5%, as when one of 16 jobs sharing 64 CPUs leaves
+/// (4 to 4.27).
+pub fn share_rose(before: Option<f64>, now: Option<f64>) -> bool {
+    match (before, now) {
+        (Some(a), Some(b)) => b >= a + 0.25 && b >= a * 1.05,
+        _ => false,
+    }
+}
+
 /// Shares below this many CPUs are rounded up ([`share_cap`]) instead of by the job's draw.
 pub const FINE_SHARE: f64 = 2.0;
 
@@ -241,6 +251,23 @@ mod tests {
         assert_eq!(share_limit(Some(2.4), 8, 0.1), 2);
         assert_eq!(share_limit(Some(2.4), 8, 0.7), 3);
         assert_eq!(share_limit(None, 8, 0.7), 8);
+    }
+
+    #[test]
+    fn a_share_rises_when_a_job_leaves_not_with_noise() {
+        assert!(
+            share_rose(Some(8.0), Some(64.0 / 7.0)),
+            "one of 8 on 64 left"
+        );
+        assert!(
+            share_rose(Some(4.0), Some(64.0 / 15.0)),
+            "one of 16 on 64 left"
+        );
+        assert!(!share_rose(Some(8.0), Some(8.2)));
+        assert!(!share_rose(Some(32.0), Some(33.0)), "a daemon's CPU");
+        assert!(!share_rose(Some(8.0), Some(7.0)));
+        assert!(!share_rose(None, Some(8.0)));
+        assert!(!share_rose(Some(8.0), None));
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct AsatLogic {
     pressure: Option<f64>,
     wait: Option<f64>,
     free: Option<f64>,
+    /// The equal share at the previous evaluation.
+    last_equal: Option<f64>,
     /// Evaluations so far, and the one at which the team last grew (while it may still be
     /// undone soon).
     evaluations: u64,
@@ -130,6 +132,7 @@ impl AsatLogic {
             pressure: None,
             wait: None,
             free: None,
+            last_equal: None,
             evaluations: 0,
             grew_at: None,
             probation: false,
@@ -431,6 +434,8 @@ impl AsatLogic {
         self.pressure = machine.pressure;
         self.wait = machine.wait;
         self.free = machine.free;
+        let rose = fair::share_rose(self.last_equal, machine.equal);
+        self.last_equal = machine.equal;
         let mut eval = Evaluation {
             at: now.saturating_duration_since(first),
             threads_before: self.threads,
@@ -501,12 +506,14 @@ impl AsatLogic {
                 self.backoff = 0;
             }
         }
-        let settled = self.good_count >= 1 << self.backoff;
+        // A share that rose (a job left) lifts at once: the crowding the probes saw was the
+        // leaver's.
+        let settled = self.good_count >= 1 << self.backoff || rose;
         if self.config.rule == Rule::Asat && machine.equal.is_some() && settled {
             // To the share as the job's draw rounds it: rounded up, shares under
             // `FINE_SHARE` would lift every job at once past the machine.
             let share = fair::share_threads(machine.equal, self.bound, self.share_rounding());
-            let lift = fair::fair_growth(self.threads, share.min(equal), bad);
+            let lift = fair::fair_growth(self.threads, share.min(equal), bad && !rose);
             if let Some(n) = lift {
                 // Below its equal share: the jobs over theirs give the CPUs back at their next
                 // evaluation. On probation like any growth: where the others do not give way

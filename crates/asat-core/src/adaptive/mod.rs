@@ -135,7 +135,8 @@
 //! talking: a job never keeps more than its share (rounded by a draw of its own, so that k
 //! jobs add up to the CPUs on average and each keeps its size), and a job below its share
 //! grows to it at once unless it was crowded (the jobs above theirs drop at their next
-//! evaluation), on probation like any growth. The share only caps and lifts: the wait, the
+//! evaluation; when the share rose because a job left, crowded or not), on probation like
+//! any growth. The share only caps and lifts: the wait, the
 //! free CPUs and the idle share still decide everything else, so a parallel job that does not
 //! give way (a fixed pool) still makes this one shrink to what the machine gives it, and
 //! undoes the growths to the share, which back off.

@@ -490,7 +490,8 @@ fn equal_share(
         .iter()
         .zip(&before)
         .enumerate()
-        .filter(|&(i, _)| i != hogs + me)
+        // A job that left is gone from `/proc` with its CPU time (threads 0 here).
+        .filter(|&(i, (&(_, threads), _))| i != hogs + me && threads > 0)
         .map(|(_, (&(run, threads), &was))| fair::Process {
             cpus: run.saturating_sub(was) as f64 / wall,
             threads,
