@@ -19,7 +19,12 @@
 //! job reads the same processes and computes the same share, so no coordination is needed
 //! for all to agree; each job only takes its own part.
 //!
-//! [`AsatLogic`](super::AsatLogic) uses the share, as the job rounds it ([`share_limit`]), as a
+//! Each job rounds the share to whole threads by its place among the claimants, ordered by
+//! process id ([`share_place`], [`share_team`]): every job finds a different place, so the
+//! teams add up to the CPUs exactly (a draw of the job's own, which adds up only on average,
+//! where the places are unknown).
+//!
+//! [`AsatLogic`](super::AsatLogic) uses the share, as the job rounds it ([`share_team`]), as a
 //! cap on the team while other jobs claim theirs, and a team below it grows to it unless the
 //! evaluation was crowded ([`fair_growth`]), since the others, over theirs, give the CPUs back
 //! at their next evaluation (on probation: where they do not, the growth is undone and backs
@@ -112,6 +117,56 @@ pub fn share_rose(before: Option<f64>, now: Option<f64>) -> bool {
     match (before, now) {
         (Some(a), Some(b)) => b >= a + 0.25 && b >= a * 1.05,
         _ => false,
+    }
+}
+
+/// This job's place among the claimants of the equal `share` and itself, ordered by process
+/// id (`me`, and each other's in `others`), and their number: every job reads the same
+/// processes, so each finds a different place and all agree on the number. The claimants
+/// are the multithreaded processes that kept at least [`CLAIM_FRACTION`] of the share busy,
+/// as [`equal_share`] found them.
+pub fn share_place(me: u64, others: &[(u64, Process)], share: f64) -> (usize, usize) {
+    let claimants: Vec<u64> = others
+        .iter()
+        .filter(|(_, p)| p.threads > 1 && p.cpus.is_finite() && p.cpus >= CLAIM_FRACTION * share)
+        .map(|&(id, _)| id)
+        .collect();
+    let rank = claimants.iter().filter(|&&id| id < me).count();
+    (rank, claimants.len() + 1)
+}
+
+/// How a job rounds its equal share to whole threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rounding {
+    /// By its place among the claimants ([`share_place`]): the first `round(f x of)` places
+    /// of a share with fraction `f` round up, so the teams add up to the CPUs exactly.
+    Place {
+        /// This job's place, from 0.
+        rank: usize,
+        /// The claimants and this job.
+        of: usize,
+    },
+    /// By the job's own draw in `[0, 1)` ([`share_threads`]), where the places are unknown:
+    /// the teams add up to the CPUs on average.
+    Draw(f64),
+}
+
+/// The most threads a job takes while others claim their shares, and the team it grows to
+/// when below them: by place, both the share rounded by place; by draw, [`share_limit`] and
+/// [`share_threads`].
+pub fn share_team(share: Option<f64>, bound: usize, rounding: Rounding) -> (usize, usize) {
+    match (rounding, share) {
+        (Rounding::Place { rank, of }, Some(s)) if s.is_finite() => {
+            let whole = s.floor().max(0.0);
+            let extra = ((s - whole) * of as f64).round() as usize;
+            let n = (whole as usize + usize::from(rank < extra)).clamp(1, bound.max(1));
+            (n, n)
+        }
+        (Rounding::Draw(u), _) => {
+            let cap = share_limit(share, bound, u);
+            (cap, share_threads(share, bound, u).min(cap))
+        }
+        _ => (bound.max(1), bound.max(1)),
     }
 }
 
@@ -251,6 +306,36 @@ mod tests {
         assert_eq!(share_limit(Some(2.4), 8, 0.1), 2);
         assert_eq!(share_limit(Some(2.4), 8, 0.7), 3);
         assert_eq!(share_limit(None, 8, 0.7), 8);
+    }
+
+    #[test]
+    fn places_among_the_claimants_follow_the_ids() {
+        let others = [(7, job(10.0)), (3, job(10.0)), (5, hog()), (9, job(1.0))];
+        // 4 is after 3 only: the hog and the job below half the share are no claimants
+        assert_eq!(share_place(4, &others, 10.0), (1, 3));
+        assert_eq!(share_place(1, &others, 10.0), (0, 3));
+        assert_eq!(share_place(8, &others, 10.0), (2, 3));
+    }
+
+    #[test]
+    fn by_place_the_teams_add_up_to_the_cpus_exactly() {
+        for (cpus, k) in [(64, 3), (64, 7), (12, 8), (256, 6), (16, 16)] {
+            let share = cpus as f64 / k as f64;
+            let teams: Vec<usize> = (0..k)
+                .map(|rank| share_team(Some(share), cpus, Rounding::Place { rank, of: k }).0)
+                .collect();
+            assert_eq!(
+                teams.iter().sum::<usize>(),
+                cpus,
+                "{cpus} CPUs, {k} jobs: {teams:?}"
+            );
+            let (lo, hi) = (teams.iter().min().unwrap(), teams.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{teams:?}");
+        }
+        let place = Rounding::Place { rank: 0, of: 2 };
+        assert_eq!(share_team(Some(100.0), 64, place), (64, 64));
+        assert_eq!(share_team(None, 16, place), (16, 16));
+        assert_eq!(share_team(Some(1.5), 8, Rounding::Draw(0.1)), (2, 1));
     }
 
     #[test]

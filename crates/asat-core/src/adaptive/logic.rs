@@ -33,6 +33,10 @@ pub struct Machine {
     /// ([`fair::equal_share`](super::fair::equal_share)), `None` where no other claims one or
     /// the kernel does not say.
     pub equal: Option<f64>,
+    /// This job's place among the claimants of the equal share and itself, and their
+    /// number ([`fair::share_place`](super::fair::share_place)), by which it rounds the
+    /// share; `None` rounds it by the job's draw.
+    pub rank: Option<(usize, usize)>,
 }
 
 impl From<usize> for Machine {
@@ -45,6 +49,7 @@ impl From<usize> for Machine {
             idle: None,
             free: None,
             equal: None,
+            rank: None,
         }
     }
 }
@@ -479,9 +484,13 @@ impl AsatLogic {
         }
         let over_free = rule::over_free(self.threads, machine.free);
         // asat's rule never keeps more than its equal share while other jobs claim theirs.
-        let equal = match self.config.rule {
-            Rule::Paper => self.bound,
-            Rule::Asat => fair::share_limit(machine.equal, self.bound, self.share_rounding()),
+        let rounding = match machine.rank {
+            Some((rank, of)) => fair::Rounding::Place { rank, of },
+            None => fair::Rounding::Draw(self.share_rounding()),
+        };
+        let (equal, lift_to) = match self.config.rule {
+            Rule::Paper => (self.bound, self.bound),
+            Rule::Asat => fair::share_team(machine.equal, self.bound, rounding),
         };
         let target = self
             .shrink_target(bad, undo_growth, share, over_free)
@@ -510,10 +519,9 @@ impl AsatLogic {
         // leaver's.
         let settled = self.good_count >= 1 << self.backoff || rose;
         if self.config.rule == Rule::Asat && machine.equal.is_some() && settled {
-            // To the share as the job's draw rounds it: rounded up, shares under
-            // `FINE_SHARE` would lift every job at once past the machine.
-            let share = fair::share_threads(machine.equal, self.bound, self.share_rounding());
-            let lift = fair::fair_growth(self.threads, share.min(equal), bad && !rose);
+            // To the share as the job rounds it (by draw, the cap rounds shares under
+            // `FINE_SHARE` up, which would lift every job at once past the machine).
+            let lift = fair::fair_growth(self.threads, lift_to, bad && !rose);
             if let Some(n) = lift {
                 // Below its equal share: the jobs over theirs give the CPUs back at their next
                 // evaluation. On probation like any growth: where the others do not give way

@@ -132,8 +132,9 @@
 //! job reads them and takes the *equal share* ([`fair`]): the CPUs that single-threaded
 //! load and small pools leave, divided among the multithreaded processes that keep at least
 //! half of it busy, and this job. Every job computes the same share, so they agree without
-//! talking: a job never keeps more than its share (rounded by a draw of its own, so that k
-//! jobs add up to the CPUs on average and each keeps its size), and a job below its share
+//! talking: a job never keeps more than its share (rounded by its place among the claimants,
+//! ordered by process id, so that the teams add up to the CPUs and each keeps its size), and
+//! a job below its share
 //! grows to it at once unless it was crowded (the jobs above theirs drop at their next
 //! evaluation; when the share rose because a job left, crowded or not), on probation like
 //! any growth. The share only caps and lifts: the wait, the
@@ -510,7 +511,7 @@ impl Asat {
         let now = Instant::now();
         if now.saturating_duration_since(m.last) >= config.eval_interval {
             let r = m.readings.sample(now);
-            m.team.next(r.free, r.equal);
+            m.team.next(r.free, r.equal, r.rank);
             m.last = now;
         }
         m.team.team().min(max_threads.max(1))
@@ -591,6 +592,7 @@ impl Policy for Asat {
                 idle: r.and_then(|r| r.idle),
                 free: r.and_then(|r| r.free),
                 equal: r.and_then(|r| r.equal),
+                rank: r.and_then(|r| r.rank),
             }
         });
         drop(st);

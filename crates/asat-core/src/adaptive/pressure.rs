@@ -46,6 +46,9 @@ pub(crate) struct Reading {
     pub(crate) free: Option<f64>,
     /// The equal share of the machine ([`fair::equal_share`](super::fair::equal_share)).
     pub(crate) equal: Option<f64>,
+    /// This job's place among the share's claimants, and their number
+    /// ([`fair::share_place`](super::fair::share_place)).
+    pub(crate) rank: Option<(usize, usize)>,
 }
 
 impl Readings {
@@ -90,12 +93,16 @@ impl Readings {
             .as_mut()
             .filter(|_| busy)
             .and_then(|p| p.sample(now));
-        let equal = match (others, idle) {
+        let (equal, rank) = match (others, idle) {
             (Some(o), Some(i)) => {
-                let o: Vec<_> = o.into_iter().map(|(_, p)| p).collect();
-                super::fair::equal_share(i.cpus, &o)
+                let o: Vec<(u64, super::fair::Process)> =
+                    o.into_iter().map(|(pid, p)| (u64::from(pid), p)).collect();
+                let procs: Vec<_> = o.iter().map(|&(_, p)| p).collect();
+                let equal = super::fair::equal_share(i.cpus, &procs);
+                let me = u64::from(std::process::id());
+                (equal, equal.map(|s| super::fair::share_place(me, &o, s)))
             }
-            _ => None,
+            _ => (None, None),
         };
         Reading {
             pressure,
@@ -103,6 +110,7 @@ impl Readings {
             idle: idle.map(|i| i.idle),
             free,
             equal,
+            rank,
         }
     }
 }

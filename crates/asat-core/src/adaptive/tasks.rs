@@ -8,7 +8,7 @@
 //! - alone, or beside load that claims no share (single-threaded hogs, small pools): the CPUs
 //!   the rest of the machine left free, rounded ([`task_team`]);
 //! - beside other parallel jobs ([`fair::equal_share`] is `Some`): its equal share, rounded
-//!   by the job's own draw ([`fair::share_limit`]). The free CPUs alone would keep the first
+//!   as regions round it ([`fair::share_team`]). The free CPUs alone would keep the first
 //!   job's advantage for good: a job that finds 63 of 64 CPUs taken takes one thread, and the
 //!   first one, seeing that thread, keeps 63. A team below its share grows to it at once, as
 //!   regions do, since jobs above theirs give CPUs back at their next reading;
@@ -78,8 +78,14 @@ impl TaskTeam {
 
     /// Takes one reading: `free`, the CPUs the rest of the machine left free since the last
     /// one; `equal`, this job's equal share among the parallel jobs
-    /// ([`fair::equal_share`]). Returns the new team.
-    pub fn next(&mut self, free: Option<f64>, equal: Option<f64>) -> usize {
+    /// ([`fair::equal_share`]), and `rank` its place among them ([`fair::share_place`];
+    /// `None` rounds by the job's draw). Returns the new team.
+    pub fn next(
+        &mut self,
+        free: Option<f64>,
+        equal: Option<f64>,
+        rank: Option<(usize, usize)>,
+    ) -> usize {
         self.readings += 1;
         let n = self.readings;
         let base = task_team(free, self.max);
@@ -88,10 +94,13 @@ impl TaskTeam {
             self.team = base;
             return base;
         }
-        // Never over the share as regions cap it; grown to it as the job's draw rounds it
-        // (rounded up, shares under `FINE_SHARE` would lift every job past the machine).
-        let cap = fair::share_limit(equal, self.max, self.u);
-        let lift = fair::share_threads(equal, self.max, self.u).min(cap);
+        // Never over the share as regions cap it; grown to it as regions grow (by draw,
+        // the cap rounds shares under `FINE_SHARE` up, past the machine for every job).
+        let rounding = match rank {
+            Some((rank, of)) => fair::Rounding::Place { rank, of },
+            None => fair::Rounding::Draw(self.u),
+        };
+        let (cap, lift) = fair::share_team(equal, self.max, rounding);
         let given = free.is_none_or(|f| f >= HELD_FRACTION * lift as f64);
         let judged = self.grew_at.is_none_or(|g| n - g >= HOLD);
         self.team = if !judged {
@@ -141,9 +150,9 @@ mod tests {
     fn without_other_parallel_jobs_the_team_follows_the_free_cpus() {
         let mut t = TaskTeam::new(64, 0.5);
         assert_eq!(t.team(), 64);
-        assert_eq!(t.next(Some(63.2), None), 63);
-        assert_eq!(t.next(Some(40.0), None), 40);
-        assert_eq!(t.next(None, None), 64);
+        assert_eq!(t.next(Some(63.2), None, None), 63);
+        assert_eq!(t.next(Some(40.0), None, None), 40);
+        assert_eq!(t.next(None, None, None), 64);
     }
 
     #[test]
@@ -151,23 +160,27 @@ mod tests {
         // It finds the machine taken: one CPU free, another job claims a share of 32. Over
         // its share on a crowded machine, it first takes what is free.
         let mut t = TaskTeam::new(64, 0.0);
-        assert_eq!(t.next(Some(1.0), Some(32.0)), 1);
-        assert_eq!(t.next(Some(1.0), Some(32.0)), 32);
+        assert_eq!(t.next(Some(1.0), Some(32.0), None), 1);
+        assert_eq!(t.next(Some(1.0), Some(32.0), None), 32);
         // The other job still runs 63 threads: on probation for HOLD readings.
-        assert_eq!(t.next(Some(22.0), Some(32.0)), 32);
+        assert_eq!(t.next(Some(22.0), Some(32.0), None), 32);
         // It gave way.
-        assert_eq!(t.next(Some(31.5), Some(32.0)), 32);
-        assert_eq!(t.next(Some(30.0), Some(32.0)), 32);
-        assert_eq!(t.next(Some(25.0), Some(32.0)), 32, "within the fraction");
+        assert_eq!(t.next(Some(31.5), Some(32.0), None), 32);
+        assert_eq!(t.next(Some(30.0), Some(32.0), None), 32);
+        assert_eq!(
+            t.next(Some(25.0), Some(32.0), None),
+            32,
+            "within the fraction"
+        );
     }
 
     #[test]
     fn a_job_over_its_share_comes_down_to_it() {
         // The first job, seeing a second claim 32 of 64.
         let mut t = TaskTeam::new(64, 0.0);
-        assert_eq!(t.next(Some(63.0), None), 63);
-        assert_eq!(t.next(Some(40.0), Some(32.0)), 32);
-        assert_eq!(t.next(Some(32.0), Some(32.0)), 32);
+        assert_eq!(t.next(Some(63.0), None, None), 63);
+        assert_eq!(t.next(Some(40.0), Some(32.0), None), 32);
+        assert_eq!(t.next(Some(32.0), Some(32.0), None), 32);
     }
 
     #[test]
@@ -178,7 +191,7 @@ mod tests {
         // fewer: the free CPUs stay under the fraction of the share.
         for _ in 0..40 {
             let free = if t.team() >= 32 { 21.0 } else { 1.0 };
-            teams.push(t.next(Some(free), Some(32.0)));
+            teams.push(t.next(Some(free), Some(32.0), None));
         }
         let at_share = teams.iter().filter(|&&n| n == 32).count();
         // Each try holds HOLD readings; the waits between them double up to 2^MAX_BACKOFF.
@@ -197,23 +210,32 @@ mod tests {
         // Two failed growths.
         for _ in 0..8 {
             let free = if t.team() >= 8 { 3.0 } else { 1.0 };
-            t.next(Some(free), Some(8.0));
+            t.next(Some(free), Some(8.0), None);
         }
         assert!(t.backoff >= 2, "{t:?}");
         // The other job now gives way.
         for _ in 0..8 {
-            t.next(Some(8.0), Some(8.0));
+            t.next(Some(8.0), Some(8.0), None);
         }
         assert_eq!(t.team(), 8);
         assert_eq!(t.backoff, 0, "{t:?}");
     }
 
     #[test]
+    fn shares_round_by_place_where_it_is_known() {
+        // 3 jobs on 64 CPUs: the first place takes the extra CPU.
+        let teams: Vec<usize> = (0..3)
+            .map(|rank| TaskTeam::new(64, 0.0).next(Some(21.0), Some(64.0 / 3.0), Some((rank, 3))))
+            .collect();
+        assert_eq!(teams, [22, 21, 21]);
+    }
+
+    #[test]
     fn shares_round_by_the_jobs_draw() {
         let mut low = TaskTeam::new(64, 0.1);
         let mut high = TaskTeam::new(64, 0.9);
-        assert_eq!(low.next(Some(21.0), Some(21.3)), 21);
-        assert_eq!(high.next(Some(21.0), Some(21.3)), 22);
+        assert_eq!(low.next(Some(21.0), Some(21.3), None), 21);
+        assert_eq!(high.next(Some(21.0), Some(21.3), None), 22);
     }
 
     #[test]
@@ -223,12 +245,16 @@ mod tests {
         let mut low = TaskTeam::new(8, 0.2);
         let mut high = TaskTeam::new(8, 0.7);
         for t in [&mut low, &mut high] {
-            t.next(Some(0.4), Some(1.5));
+            t.next(Some(0.4), Some(1.5), None);
         }
         assert_eq!((low.team(), high.team()), (1, 1), "crowded: what is free");
-        assert_eq!(low.next(Some(0.4), Some(1.5)), 1);
-        assert_eq!(high.next(Some(0.4), Some(1.5)), 2, "lifted by its draw");
+        assert_eq!(low.next(Some(0.4), Some(1.5), None), 1);
+        assert_eq!(
+            high.next(Some(0.4), Some(1.5), None),
+            2,
+            "lifted by its draw"
+        );
         // Free CPUs are taken up to the share rounded up.
-        assert_eq!(low.next(Some(2.0), Some(1.5)), 2);
+        assert_eq!(low.next(Some(2.0), Some(1.5), None), 2);
     }
 }

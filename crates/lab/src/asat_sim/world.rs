@@ -250,13 +250,15 @@ impl<'a> World<'a> {
         // policy does: each reading covers the time since the job's previous one.
         let step = logic.step(at, result, || {
             let (wait, idle, free) = cpu_readings(eng, cfg, members, mark);
+            let share = procs.and_then(|p| equal_share(cfg, now, job, p, procs_mark));
             Machine {
                 bound,
                 pressure: pressure(eng, cfg, psi_mark),
                 wait,
                 idle,
                 free,
-                equal: procs.and_then(|p| equal_share(cfg, now, job, p, procs_mark)),
+                equal: share.map(|s| s.0),
+                rank: share.map(|s| s.1),
             }
         });
         if let Some(e) = step.evaluation {
@@ -478,7 +480,7 @@ fn equal_share(
     me: usize,
     procs: (usize, Vec<(u64, usize)>),
     mark: &mut Option<(Ns, Vec<u64>)>,
-) -> Option<f64> {
+) -> Option<(f64, (usize, usize))> {
     let (hogs, procs) = procs;
     let times = procs.iter().map(|p| p.0).collect();
     let (at, before) = mark.replace((now, times))?;
@@ -486,18 +488,21 @@ fn equal_share(
     if wall <= 0.0 {
         return None;
     }
-    let others: Vec<fair::Process> = procs
+    // Each process's id is its place in the list.
+    let others: Vec<(u64, fair::Process)> = procs
         .iter()
         .zip(&before)
         .enumerate()
         // A job that left is gone from `/proc` with its CPU time (threads 0 here).
         .filter(|&(i, (&(_, threads), _))| i != hogs + me && threads > 0)
-        .map(|(_, (&(run, threads), &was))| fair::Process {
-            cpus: run.saturating_sub(was) as f64 / wall,
-            threads,
+        .map(|(i, (&(run, threads), &was))| {
+            let cpus = run.saturating_sub(was) as f64 / wall;
+            (i as u64, fair::Process { cpus, threads })
         })
         .collect();
-    fair::equal_share(cfg.processors, &others)
+    let list: Vec<fair::Process> = others.iter().map(|&(_, p)| p).collect();
+    let share = fair::equal_share(cfg.processors, &list)?;
+    Some((share, fair::share_place((hogs + me) as u64, &others, share)))
 }
 
 /// The stall fraction since the job's previous reading (with the model's PSI on).

@@ -56,6 +56,7 @@ fn asat_jumps_to_the_probed_share_at_the_first_region() {
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     let t0 = Instant::now();
     let (n, probes, e) = region_asat(&mut l, t0, m, &shared(64, 192));
@@ -87,6 +88,7 @@ fn asat_beside_a_hog_on_two_cpus_drops_by_the_second_evaluation() {
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     let k = std::cell::Cell::new(0u32);
     let alternating = |n: usize| {
@@ -119,6 +121,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     // The first evaluation is due a quarter interval after the start.
     let times = [0, 25, 125, 225, 325, 425];
@@ -136,6 +139,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     for k in 0..6 {
         let (n, probes, _) = region_asat(&mut l, t0 + 100 * k * MS, busy, &empty);
@@ -151,6 +155,7 @@ fn asat_grows_by_doubling_when_the_pressure_shows_room_and_not_under_pressure() 
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     let sizes: Vec<usize> = times[..5]
         .iter()
@@ -169,6 +174,7 @@ fn asat_adopts_only_what_a_growth_probe_ran_and_undoes_a_growth_that_meets_load(
         idle: None,
         free: None,
         equal: None,
+        rank: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 8);
     // 12 CPUs free for us: the probe of 16 runs 12.
@@ -247,7 +253,7 @@ proptest::proptest! {
                 let prompt = if bad { ((n as f64 * frac) as usize).min(n) } else { n };
                 (US * passage_us as u32, prompt)
             };
-            let m = Machine { bound, pressure, wait, idle: None, free, equal: None };
+            let m = Machine { bound, pressure, wait, idle: None, free, equal: None, rank: None };
             let (n, probes, e) = region_asat(&mut l, now, m, &probe);
             proptest::prop_assert!(n >= 1 && n <= bound.max(1) || e.is_none() && n <= before,
                 "n {} bound {} before {}", n, bound, before);
@@ -306,6 +312,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
         idle: Some(0.34),
         free: Some(48.0),
         equal: None,
+        rank: None,
     };
     let prompt = |n: usize| (20 * US, n);
     let mut l = AsatLogic::new(asat_cfg(), 49);
@@ -330,6 +337,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
     let no_free = Machine {
         free: None,
         equal: None,
+        rank: None,
         ..straggler
     };
     region_asat(&mut l, t0, no_free, &prompt);
@@ -340,6 +348,7 @@ fn asat_gives_back_the_thread_that_shares_a_cpu_with_a_hog_and_does_not_grow_int
     let unknown = Machine {
         free: None,
         equal: None,
+        rank: None,
         wait: None,
         pressure: Some(0.0),
         ..straggler
@@ -362,6 +371,7 @@ fn asat_gives_back_the_threads_that_waited_and_not_half_a_thread() {
         idle: Some(0.08),
         free: Some(80.0),
         equal: None,
+        rank: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 70);
     region_asat(&mut l, t0, m(0.02), &prompt);
@@ -386,6 +396,7 @@ fn asat_alone_with_a_little_background_keeps_its_team() {
         idle: Some(0.02),
         free: Some(1.9),
         equal: None,
+        rank: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 2);
     for k in 0..20 {
@@ -409,6 +420,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
         idle: Some(0.2),
         free: Some(24.0),
         equal: None,
+        rank: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 16);
     region_asat(&mut l, t0, full, &prompt);
@@ -419,6 +431,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
         idle: Some(0.0),
         free: Some(16.0),
         equal: None,
+        rank: None,
         ..full
     };
     let (n, _, e) = region_asat(&mut l, t0 + 125 * MS, crowded, &prompt);
@@ -434,6 +447,7 @@ fn asat_grows_without_back_off_when_the_machine_has_emptied() {
         idle: Some(0.75),
         free: Some(64.0),
         equal: None,
+        rank: None,
         ..full
     };
     let (n, _, e) = region_asat(&mut l, t0 + 325 * MS, empty, &prompt);
@@ -453,6 +467,7 @@ fn asat_team_of_one_grows_into_idle_cpus_with_the_probability_of_the_fraction() 
         idle: Some(0.25),
         free: Some(5.0),
         equal: None,
+        rank: None,
     };
     let first = |seed: u64| {
         let mut l = AsatLogic::new(asat_cfg(), 1).with_seed(seed);
@@ -486,6 +501,7 @@ proptest::proptest! {
             idle: Some(0.0),
             free: None,
             equal: None,
+            rank: None,
         };
         region_asat(&mut l, t0, m(0.0), &prompt);
         let mut t = 25;
@@ -517,6 +533,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
         idle: Some(0.008),
         free: Some(33.5),
         equal: None,
+        rank: None,
     };
     let slow = |n: usize| (5000 * US, n);
     let mut l = AsatLogic::new(asat_cfg(), 64);
@@ -528,6 +545,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
     let no_free = Machine {
         free: None,
         equal: None,
+        rank: None,
         ..crowded
     };
     region_asat(&mut l, t0, no_free, &slow);
@@ -540,6 +558,7 @@ fn asat_crowded_takes_no_more_than_the_free_cpus_and_slow_barriers_alone_do_not_
             wait,
             free: Some(40.0),
             equal: None,
+            rank: None,
             pressure: Some(0.0),
             idle: Some(0.0),
             ..crowded
@@ -565,6 +584,7 @@ fn asat_keeps_to_its_equal_share_while_other_jobs_claim_theirs() {
         idle: Some(0.01),
         free: Some(13.0),
         equal: Some(8.0),
+        rank: None,
     };
     let mut l = AsatLogic::new(asat_cfg(), 13);
     region_asat(&mut l, t0, full, &quiet);
@@ -599,10 +619,39 @@ fn asat_keeps_to_its_equal_share_while_other_jobs_claim_theirs() {
     }
     let alone = Machine {
         equal: None,
+        rank: None,
         ..full
     };
     let mut l = AsatLogic::new(asat_cfg(), 6);
     for k in 0..6 {
         assert_eq!(region_asat(&mut l, t0 + 150 * k * MS, alone, &quiet).0, 6);
     }
+}
+
+#[test]
+fn asat_rounds_its_share_by_its_place_among_the_claimants() {
+    // 3 jobs on 64 CPUs, 21.33 each: the first place takes 22 threads, the others 21, so
+    // that the teams add up to the 64 CPUs, and each keeps its team from then on.
+    let t0 = Instant::now();
+    let quiet = |n: usize| (20 * US, n);
+    let teams: Vec<usize> = (0..3)
+        .map(|rank| {
+            let m = Machine {
+                bound: 64,
+                pressure: Some(0.0),
+                wait: Some(0.01),
+                idle: Some(0.01),
+                free: Some(21.0),
+                equal: Some(64.0 / 3.0),
+                rank: Some((rank, 3)),
+            };
+            let mut l = AsatLogic::new(asat_cfg(), 64);
+            let mut n = 0;
+            for k in 0..6 {
+                n = region_asat(&mut l, t0 + 150 * k * MS, m, &quiet).0;
+            }
+            n
+        })
+        .collect();
+    assert_eq!(teams, [22, 21, 21]);
 }
