@@ -6,10 +6,12 @@
 //! code (`use crate::a::{b::C, d}` names `a::b` and `a`). The module a path names is the
 //! deepest one along it that has a file of its own: `a.rs` or `a/mod.rs` is module `a`,
 //! `crate::a::b::Item` is `a::b` where `a/b.rs` or `a/b/mod.rs` exists and `a` otherwise, and
-//! an item at the crate's root is `lib.rs`. A module's unit tests (`mod tests`, inline or in
-//! files under its `tests/` folder) are part of the module. Paths without `crate::` or
-//! `super::` (`use child::Item` in a `mod.rs`) are not counted; nor are comments, string
-//! literals and `$crate` in a macro.
+//! an item at the crate's root is `lib.rs`. An item that a module re-exports (`pub use
+//! a::Item`, `pub(crate) use`) is named where it comes from: `crate::Item`, re-exported at the
+//! root from `a.rs`, names `a`. A module's unit tests (`mod tests`, inline or in files under
+//! its `tests/` folder) are part of the module. Paths without `crate::` or `super::` (`use
+//! child::Item` in a `mod.rs`) are not counted, but for following re-exports; nor are
+//! comments, string literals and `$crate` in a macro.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -280,10 +282,100 @@ fn named_paths(src: &str, module: &[String]) -> Vec<(Module, usize)> {
     found
 }
 
+/// What each module re-exports: (module, item name) to the path the item comes from,
+/// resolved from the crate's root. A path that starts outside the crate (another crate's
+/// items) is left out.
+fn reexports(
+    files: &[(PathBuf, PathBuf, String)],
+    with_files: &BTreeSet<Module>,
+) -> BTreeMap<(Module, String), Module> {
+    let mut out = BTreeMap::new();
+    for (rel, _, src) in files {
+        let me = module_of(rel);
+        let toks = tokens(&code_only(src));
+        for i in 0..toks.len() {
+            if toks[i].0 != Tok::Word("use".into()) || !is_pub_use(&toks, i) {
+                continue;
+            }
+            let mut paths = Vec::new();
+            read_tree(&toks, i + 1, Vec::new(), &mut paths);
+            for path in paths {
+                let Some((item, along)) = path.split_last() else {
+                    continue;
+                };
+                let mut m = me.clone();
+                for (k, segment) in along.iter().enumerate() {
+                    match segment.as_str() {
+                        "crate" if k == 0 => m.clear(),
+                        "super" => {
+                            m.pop();
+                        }
+                        "self" if k == 0 => {}
+                        _ => m.push(segment.clone()),
+                    }
+                }
+                let inside = along.first().is_none_or(|f| {
+                    matches!(f.as_str(), "crate" | "super" | "self") || {
+                        let mut child = me.clone();
+                        child.push(f.clone());
+                        with_files.contains(&child)
+                    }
+                });
+                if inside {
+                    out.insert((me.clone(), item.clone()), m);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether the `use` at `toks[i]` is a `pub` one (`pub use`, `pub(crate) use`, ...).
+fn is_pub_use(toks: &[(Tok, usize)], i: usize) -> bool {
+    let word = |k: usize| match toks.get(k).map(|t| &t.0) {
+        Some(Tok::Word(w)) => Some(w.as_str()),
+        _ => None,
+    };
+    match i.checked_sub(1).map(|k| &toks[k].0) {
+        Some(Tok::Word(w)) => w == "pub",
+        Some(Tok::Punct(')')) => (2..=5).any(|back| i >= back && word(i - back) == Some("pub")),
+        _ => false,
+    }
+}
+
+/// The module that `path` (resolved from the crate's root) names: the deepest one along it
+/// with a file of its own, or where an item it names there was re-exported from.
+fn target(
+    path: &[String],
+    with_files: &BTreeSet<Module>,
+    reexported: &BTreeMap<(Module, String), Module>,
+) -> Option<Module> {
+    let mut path = path.to_vec();
+    // A re-export of a re-export is followed too, a few times at most.
+    for _ in 0..8 {
+        let k = (0..=path.len())
+            .rev()
+            .find(|&k| with_files.contains(&path[..k]))?;
+        let next = path
+            .get(k)
+            .and_then(|item| reexported.get(&(path[..k].to_vec(), item.clone())));
+        match next {
+            Some(from) if *from != path[..k] => {
+                let mut p = from.clone();
+                p.extend(path[k..].iter().cloned());
+                path = p;
+            }
+            _ => return Some(path[..k].to_vec()),
+        }
+    }
+    None
+}
+
 /// The graph of one crate, from its files: each one's path under `src/`, the path to show for
 /// it, and its text.
 fn graph(files: &[(PathBuf, PathBuf, String)]) -> Graph {
     let with_files: BTreeSet<Module> = files.iter().map(|(rel, ..)| module_of(rel)).collect();
+    let reexported = reexports(files, &with_files);
     let mut g = Graph {
         modules: with_files.iter().map(|m| owner(m)).collect(),
         ..Graph::default()
@@ -292,11 +384,7 @@ fn graph(files: &[(PathBuf, PathBuf, String)]) -> Graph {
         let me = module_of(rel);
         let from = owner(&me);
         for (path, line) in named_paths(src, &me) {
-            let deepest = (0..=path.len())
-                .rev()
-                .map(|k| &path[..k])
-                .find(|p| with_files.contains(*p));
-            let Some(to) = deepest.map(owner) else {
+            let Some(to) = target(&path, &with_files, &reexported).map(|m| owner(&m)) else {
                 continue;
             };
             if to != from {
@@ -492,6 +580,33 @@ fn loop_names(g: &Graph) -> Vec<Vec<String>> {
         .into_iter()
         .map(|(group, _)| group.iter().map(|m| name(m)).collect())
         .collect()
+}
+
+#[test]
+fn a_loop_through_re_exports_is_found() {
+    let g = made_up(&[
+        (
+            "lib.rs",
+            "mod a;\nmod b;\nmod c;\npub use a::A;\npub(crate) use b::B;\npub use c::*;\n",
+        ),
+        // `a` names `b` through the root's re-export, `b` names `a` the same way; `c`'s
+        // re-export of another crate's item and its glob lead nowhere.
+        ("a.rs", "pub struct A(crate::B);\n"),
+        ("b.rs", "pub struct B;\nfn f(_: crate::A) {}\n"),
+        (
+            "c.rs",
+            "pub use std::fmt::Debug;\npub fn g(_: crate::Debug) {}\n",
+        ),
+    ]);
+    assert_eq!(loop_names(&g), vec![vec!["a", "b"]]);
+    // A module that re-exports its own child: the child is named.
+    let g = made_up(&[
+        ("lib.rs", "mod d;\nmod e;\n"),
+        ("d/mod.rs", "mod inner;\npub(crate) use inner::I;\n"),
+        ("d/inner.rs", "pub struct I;\nfn f(_: crate::e::E) {}\n"),
+        ("e.rs", "pub struct E;\nfn f(_: crate::d::I) {}\n"),
+    ]);
+    assert_eq!(loop_names(&g), vec![vec!["d::inner", "e"]]);
 }
 
 #[test]

@@ -20,46 +20,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::env::{env_var, parse_duration};
 use crate::error::MAX_THREADS_LIMIT;
-use crate::registry::env_var;
+use crate::runtime::hooks::Hooks;
 use crate::{Error, Fixed, Policy, Runtime, RuntimeInfo, SpinThenPark, WaitStrategy};
 
-type NameFn = dyn Fn(usize) -> String + Send + Sync;
-type HookFn = dyn Fn(usize) + Send + Sync;
-type PanicFn = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
-
-#[derive(Clone, Default)]
-pub(crate) struct Hooks {
-    name: Option<Arc<NameFn>>,
-    pub(crate) on_start: Option<Arc<HookFn>>,
-    pub(crate) on_stop: Option<Arc<HookFn>>,
-    pub(crate) stack_size: Option<usize>,
-    pub(crate) panic_handler: Option<Arc<PanicFn>>,
-    /// The slice a thread running a team of one asks for ([`Builder::solo_slice`]).
-    pub(crate) solo_slice: Option<Duration>,
-}
-
-impl Hooks {
-    pub(crate) fn thread_name(&self, index: usize) -> String {
-        match &self.name {
-            Some(f) => f(index),
-            None => format!("asat-worker-{index}"),
-        }
-    }
-
-    /// The name the user gave worker `index` ([`Builder::thread_name`]), if any: what a
-    /// [`ThreadBuilder`](crate::ThreadBuilder) reports.
-    pub(crate) fn user_thread_name(&self, index: usize) -> Option<String> {
-        self.name.as_ref().map(|f| f(index))
-    }
-
-    /// The name of the spawn thread in `slot` (see [`Runtime::spawn`]): the user's name
-    /// function's, else `asat-spawn-{slot}`.
-    pub(crate) fn spawn_thread_name(&self, slot: usize) -> String {
-        match &self.name {
-            Some(f) => f(slot),
-            None => format!("asat-spawn-{slot}"),
-        }
+impl Runtime {
+    /// A [`Builder`] with default settings (overridden by the `ASAT_*` environment variables).
+    pub fn builder() -> Builder {
+        Builder::new()
     }
 }
 
@@ -367,30 +336,6 @@ pub fn parse_solo_slice(v: &str) -> Result<Option<Duration>, Error> {
         Some(d) if SOLO_SLICE_RANGE.contains(&d) => Ok(Some(d)),
         _ => Err(Error::env("ASAT_SOLO_SLICE", v, ALLOWED)),
     }
-}
-
-/// What a time in an `ASAT_*` variable may be.
-pub(crate) const DURATION_ALLOWED: &str = "must be a positive time from 1ns to 1000000s, in \
-     seconds (0.1) or with a unit (100ms, 500us)";
-
-/// Parses `0.1`, `0.1s`, `100ms`, `500us`: a time of at least 1 ns and below 10^6 s.
-pub(crate) fn parse_duration(v: &str) -> Option<std::time::Duration> {
-    let t = v.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let x: f64 = num.trim().parse().ok()?;
-    let secs = x * scale;
-    // At least a nanosecond: a value that rounds to zero is as wrong as 0.
-    (1e-9..1e6)
-        .contains(&secs)
-        .then(|| std::time::Duration::from_secs_f64(secs))
 }
 
 #[cfg(test)]

@@ -41,13 +41,14 @@
 
 use std::any::Any;
 use std::fmt;
+use std::io;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
-use std::thread::ThreadId;
+use std::thread::{self, ThreadId};
 
 use crate::runtime::current::{self, Member};
-use crate::spawn_handler::ThreadSpawn;
-use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, WaitStrategy};
+use crate::spawn_handler::{CustomSpawn, ThreadSpawn};
+use crate::{Builder, DefaultSpawn, Error, Policy, Runtime, ThreadBuilder, WaitStrategy};
 
 /// rayon's name for a runtime: `ThreadPoolBuilder::build` returns one.
 pub type ThreadPool = Runtime;
@@ -494,5 +495,126 @@ impl FnContext {
     #[inline]
     pub fn migrated(&self) -> bool {
         self.migrated
+    }
+}
+
+// rayon's custom thread spawning (the protocol is in `spawn_handler`'s docs).
+impl<S> ThreadPoolBuilder<S> {
+    /// Starts the pool's threads with `spawn` instead of `std::thread` (rayon's
+    /// `spawn_handler`): at build, `spawn` is called once per worker, in index order
+    /// (`1..num_threads`: `num_threads - 1` calls, since the thread that starts a parallel call
+    /// is member 0 of its team), with a [`ThreadBuilder`] that tells the worker's index, name
+    /// and stack size. It must start a thread that calls [`ThreadBuilder::run`] and return
+    /// `Ok`; an error ends the build with an error naming the worker and carrying `spawn`'s
+    /// error as its [`source`](std::error::Error::source), and a panic propagates from
+    /// `build`; either way the threads already started stop. The handler does not name the
+    /// threads or size their stacks unless it applies [`ThreadBuilder::name`] and
+    /// [`ThreadBuilder::stack_size`] itself.
+    ///
+    /// The pool does not join these threads: dropping it makes every `run` return, and the
+    /// threads then do whatever follows. Detached jobs ([`spawn`](crate::spawn)) and the
+    /// closures of [`install`](crate::Runtime::install) still run on threads the pool starts
+    /// itself, which a handler called only at build could not serve.
+    /// With [`build_global`](ThreadPoolBuilder::build_global), the threads serve the global
+    /// runtime for the rest of the process. See [`ThreadBuilder`] for a thread that is slow
+    /// to call `run`, or never calls it.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    ///
+    /// let handles = Mutex::new(Vec::new());
+    /// let pool = asat_core::ThreadPoolBuilder::new()
+    ///     .num_threads(4)
+    ///     .spawn_handler(|thread| {
+    ///         let index = thread.index();
+    ///         let handle = std::thread::spawn(move || thread.run());
+    ///         handles.lock().unwrap().push((index, handle));
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// let indices: Vec<usize> = handles.lock().unwrap().iter().map(|(i, _)| *i).collect();
+    /// assert_eq!(indices, [1, 2, 3]);
+    /// assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1, 2, 3]);
+    /// drop(pool);
+    /// for (_, handle) in handles.into_inner().unwrap() {
+    ///     handle.join().unwrap(); // `run` has returned
+    /// }
+    ///
+    /// let err = asat_core::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .spawn_handler(|_| Err(std::io::Error::other("no threads today")))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().starts_with("spawn_handler failed to start pool thread 1"));
+    /// assert!(err.to_string().ends_with("no threads today"));
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn spawn_handler<F>(self, spawn: F) -> ThreadPoolBuilder<CustomSpawn<F>>
+    where
+        F: FnMut(ThreadBuilder) -> io::Result<()>,
+    {
+        self.with_spawn(CustomSpawn(spawn))
+    }
+}
+
+impl ThreadPoolBuilder {
+    /// Builds a pool whose threads are scoped threads ([`std::thread::scope`]) that each run
+    /// `wrapper(thread)`, calls `with_pool` with it, then drops the pool and returns what
+    /// `with_pool` returned once every one of its threads has exited (rayon's `build_scoped`).
+    /// `wrapper` must call [`thread.run()`](ThreadBuilder::run), typically with something set
+    /// up around it (a scoped thread-local); the threads get the builder's names and stack
+    /// size. So the pool's workers may borrow from the caller's stack, and what `wrapper`
+    /// sets up is seen by region members `1..` (member 0 is the thread that starts the
+    /// region: inside `with_pool`, the caller).
+    ///
+    /// A build error (a thread the system refused to start) is returned, after the threads
+    /// already started have exited. A panic in `with_pool` propagates, after the same. Jobs
+    /// [spawned](crate::spawn) on the pool and still pending when `with_pool` returns keep its
+    /// workers, and so this call, until the last of them ends (see [`spawn`](crate::spawn)).
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    ///
+    /// thread_local!(static SETUP: Cell<bool> = const { Cell::new(false) });
+    ///
+    /// let seen = asat_core::ThreadPoolBuilder::new()
+    ///     .num_threads(3)
+    ///     .build_scoped(
+    ///         |thread| {
+    ///             SETUP.with(|s| s.set(true));
+    ///             thread.run();
+    ///         },
+    ///         |pool| pool.broadcast(|_| SETUP.with(Cell::get)),
+    ///     )?;
+    /// assert_eq!(seen, [false, true, true]); // member 0 is this thread
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, ThreadPoolBuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&ThreadPool) -> R,
+    {
+        let wrapper = &wrapper;
+        thread::scope(|scope| {
+            let pool = self
+                .spawn_handler(|thread| {
+                    let mut b = thread::Builder::new();
+                    if let Some(name) = thread.name() {
+                        // std refuses names with a NUL byte (as the pool's own threads do).
+                        b = b.name(name.replace('\0', ""));
+                    }
+                    if let Some(bytes) = thread.stack_size() {
+                        b = b.stack_size(bytes);
+                    }
+                    b.spawn_scoped(scope, move || wrapper(thread))?;
+                    Ok(())
+                })
+                .build()?;
+            // On a panic, `pool` is dropped while unwinding: the workers stop, and the scope
+            // waits for their threads before it re-raises the panic.
+            let result = with_pool(&pool);
+            drop(pool);
+            Ok(result)
+        })
     }
 }

@@ -46,6 +46,7 @@ pub mod adaptive;
 mod broadcast;
 mod builder;
 mod cpuset;
+mod env;
 mod error;
 mod fixed;
 mod global;

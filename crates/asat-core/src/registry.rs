@@ -52,13 +52,6 @@ use crate::{Error, Fixed, Policy, Single};
 /// test's).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// The process's environment, as an [`Env`] reads it: a variable's value; one that is not
-/// UTF-8 comes back with its bad bytes replaced, so that it fails to parse (a clear error)
-/// instead of passing for unset.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-}
-
 /// A policy's constructor in the registry: the text after the colon, and the environment.
 pub type BuildFn = fn(Option<&str>, Env<'_>) -> Result<Arc<dyn Policy>, Error>;
 
@@ -156,7 +149,7 @@ fn allowed() -> String {
 /// with its argument after a colon where the entry takes one (`fixed:4`). Each policy reads
 /// its other settings from the environment (ASAT: `ASAT_EVAL_TIME`, ...).
 pub fn parse_policy(v: &str) -> Result<Arc<dyn Policy>, Error> {
-    parse_policy_with_env(v, &env_var)
+    parse_policy_with_env(v, &crate::env::env_var)
 }
 
 pub(crate) fn parse_policy_with_env(v: &str, env: Env<'_>) -> Result<Arc<dyn Policy>, Error> {

@@ -33,6 +33,13 @@ pub struct GangSchedulerBuilder {
     shared_dir: Option<PathBuf>,
 }
 
+impl GangScheduler {
+    /// A builder with default settings.
+    pub fn builder() -> GangSchedulerBuilder {
+        GangSchedulerBuilder::default()
+    }
+}
+
 impl GangSchedulerBuilder {
     /// The default quantum.
     pub const DEFAULT_QUANTUM: Duration = Duration::from_millis(20);

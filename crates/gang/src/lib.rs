@@ -171,6 +171,7 @@ pub mod inject;
 mod matrix;
 mod model;
 mod policy;
+mod rotation;
 mod scheduler;
 mod sections;
 mod shared;

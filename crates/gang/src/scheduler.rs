@@ -15,13 +15,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::rotation::next_slot;
 use crate::shared::{Shared, NO_SLOT};
-use crate::{sys, Error, Gang, GangPolicy, GangSchedulerBuilder, GangStats};
+use crate::{sys, Error, Gang, GangPolicy, GangStats};
 
 /// A gang scheduler: an Ousterhout matrix over the CPUs of its domain and a thread that
 /// rotates the matrix's slots every quantum, stopping and resuming whole gangs together.
 ///
-/// With [`shared`](GangSchedulerBuilder::shared) (or `ASAT_GANG=shared`) the matrix is the
+/// With [`shared`](crate::GangSchedulerBuilder::shared) (or `ASAT_GANG=shared`) the matrix is the
 /// user's shared domain for these CPUs, which the shared schedulers of all of the user's
 /// processes join: see the [`domain`](crate::domain) module.
 ///
@@ -62,11 +63,6 @@ impl fmt::Debug for GangScheduler {
 }
 
 impl GangScheduler {
-    /// A builder with default settings.
-    pub fn builder() -> GangSchedulerBuilder {
-        GangSchedulerBuilder::default()
-    }
-
     /// Starts the scheduler thread for `shared` (under `SCHED_FIFO` if `want_rt` and allowed).
     pub(crate) fn start(shared: Shared, want_rt: bool) -> Result<GangScheduler, Error> {
         let shared = Arc::new(shared);
@@ -112,7 +108,7 @@ impl GangScheduler {
     }
 
     /// Whether the scheduler thread runs under `SCHED_FIFO` (see
-    /// [`GangSchedulerBuilder::realtime`]).
+    /// [`GangSchedulerBuilder::realtime`](crate::GangSchedulerBuilder::realtime)).
     pub fn is_realtime(&self) -> bool {
         self.realtime
     }
@@ -218,26 +214,6 @@ fn pick_next(sh: &Shared, cur: Option<usize>) -> Option<usize> {
         |s| sh.slots[s].gangs.load(Ordering::SeqCst) > 0,
         |s| sh.slots[s].runnable.load(Ordering::SeqCst) > 0,
     )
-}
-
-/// The rotation rule, as pure logic: among slots `0..high`, the next used slot after `cur`
-/// (round-robin) with a runnable thread; else `cur` itself if it is still used; else the
-/// lowest used slot; else none.
-pub(crate) fn next_slot(
-    cur: Option<usize>,
-    high: usize,
-    used: impl Fn(usize) -> bool,
-    runnable: impl Fn(usize) -> bool,
-) -> Option<usize> {
-    if high == 0 {
-        return None;
-    }
-    let start = cur.map_or(0, |c| c + 1);
-    (0..high)
-        .map(|i| (start + i) % high)
-        .find(|&s| used(s) && runnable(s))
-        .or(cur.filter(|&c| used(c)))
-        .or_else(|| (0..high).find(|&s| used(s)))
 }
 
 /// Whether a used slot other than `cur` has a runnable thread.

@@ -16,6 +16,7 @@ enum ErrorKind {
     Poisoned,
     Participants {
         got: usize,
+        max: usize,
     },
     Config {
         what: &'static str,
@@ -29,6 +30,7 @@ enum ErrorKind {
     },
     UnknownStrategy {
         name: String,
+        known: &'static [&'static str],
     },
 }
 
@@ -39,9 +41,10 @@ impl Error {
         }
     }
 
-    pub(crate) fn participants(got: usize) -> Self {
+    /// A barrier of `got` participants, where at most `max` are allowed.
+    pub(crate) fn participants(got: usize, max: usize) -> Self {
         Self {
-            kind: ErrorKind::Participants { got },
+            kind: ErrorKind::Participants { got, max },
         }
     }
 
@@ -69,10 +72,12 @@ impl Error {
         }
     }
 
-    pub(crate) fn unknown_strategy(name: &str) -> Self {
+    /// A wait strategy `name` that is none of the `known` ones.
+    pub(crate) fn unknown_strategy(name: &str, known: &'static [&'static str]) -> Self {
         Self {
             kind: ErrorKind::UnknownStrategy {
                 name: name.to_owned(),
+                known,
             },
         }
     }
@@ -90,10 +95,9 @@ impl fmt::Display for Error {
             ErrorKind::Poisoned => f.write_str(
                 "barrier poisoned: a participant panicked (or called poison) and will not arrive",
             ),
-            ErrorKind::Participants { got } => write!(
+            ErrorKind::Participants { got, max } => write!(
                 f,
-                "barrier of {got} participants: must be between 1 and {}",
-                crate::barrier::MAX_PARTICIPANTS
+                "barrier of {got} participants: must be between 1 and {max}"
             ),
             ErrorKind::Config {
                 what,
@@ -108,10 +112,10 @@ impl fmt::Display for Error {
                 f,
                 "environment variable {var}={value:?} is invalid: {allowed}"
             ),
-            ErrorKind::UnknownStrategy { name } => write!(
+            ErrorKind::UnknownStrategy { name, known } => write!(
                 f,
                 "unknown wait strategy {name:?}: must be one of {}",
-                crate::strategy::STRATEGY_NAMES.join(", ")
+                known.join(", ")
             ),
         }
     }

@@ -266,7 +266,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::builder::{parse_duration, DURATION_ALLOWED};
+use crate::env::{parse_duration, DURATION_ALLOWED};
 use crate::{Error, Plan, Policy, RegionStart, RuntimeInfo};
 use pressure::Readings;
 
@@ -425,7 +425,7 @@ impl Asat {
     /// `ASAT_GOOD_TRIG` and `ASAT_SAMPLES` (times in seconds, or with a `ms`/`us` suffix; `ASAT_BAD_TIME=auto`
     /// derives it).
     pub fn from_env() -> Result<Self, Error> {
-        Self::from_env_with(&crate::registry::env_var)
+        Self::from_env_with(&crate::env::env_var)
     }
 
     pub(crate) fn from_env_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, Error> {

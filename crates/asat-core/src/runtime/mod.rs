@@ -72,7 +72,6 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::builder::Hooks;
 use crate::job::JobRef;
 use crate::slots::Slots;
 use crate::steal::tasks::Tasks;
@@ -80,9 +79,11 @@ use crate::sync::{thread, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsi
 use crate::sys::affinity;
 use crate::team::RegionState;
 use crate::wait::{Event, WaitInfo, WaitSite};
+use hooks::Hooks;
 pub(crate) mod current;
 mod custom;
 mod execute;
+pub(crate) mod hooks;
 mod loops;
 mod probe;
 mod region;
@@ -92,6 +93,9 @@ mod solo;
 mod spawn;
 mod stats;
 mod worker;
+
+#[cfg(test)]
+mod tests;
 
 pub use custom::ThreadBuilder;
 use execute::worker_thread;
@@ -104,7 +108,7 @@ pub(crate) use worker::unplace;
 use worker::Mailbox;
 
 use crate::{
-    Builder, CpuSet, MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart,
+    CpuSet, MemberInfo, Placement, Plan, Policy, ProbeResult, RegionReport, RegionStart,
     RegionTiming, Schedule, SpinThenPark, Team, ThreadHandle, ThreadInfo, WaitStrategy,
 };
 
@@ -264,11 +268,6 @@ impl fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A [`Builder`] with default settings (overridden by the `ASAT_*` environment variables).
-    pub fn builder() -> Builder {
-        Builder::new()
-    }
-
     pub(crate) fn from_parts(
         max_threads: usize,
         policy: Arc<dyn Policy>,
@@ -354,7 +353,7 @@ impl Runtime {
     }
 
     /// The time slice a thread asks for while it runs this runtime's regions with a team of
-    /// one ([`Builder::solo_slice`]; `None`: slices are left alone).
+    /// one ([`Builder::solo_slice`](crate::Builder::solo_slice); `None`: slices are left alone).
     pub fn solo_slice(&self) -> Option<Duration> {
         self.inner.hooks.solo_slice
     }

@@ -4,7 +4,8 @@
 use super::*;
 
 /// Counters of a runtime since it was built. Times are only gathered when timing is on
-/// ([`Builder::timing`] or a policy that [wants it](Policy::wants_timing)); otherwise they stay 0.
+/// ([`Builder::timing`](crate::Builder::timing) or a policy that
+/// [wants it](Policy::wants_timing)); otherwise they stay 0.
 #[non_exhaustive]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RuntimeStats {

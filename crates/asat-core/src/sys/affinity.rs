@@ -15,6 +15,50 @@ fn to_libc(set: &CpuSet) -> libc::cpu_set_t {
     raw
 }
 
+// The thread's own mask, as the set's methods: here, so that the set's module names nothing
+// of this one.
+impl CpuSet {
+    /// The calling thread's CPU affinity mask: the CPUs the kernel lets it run on
+    /// (`sched_getaffinity`).
+    ///
+    /// Errors come from the kernel; on Linux the call does not fail for the calling thread in
+    /// practice.
+    ///
+    /// ```
+    /// use asat_core::CpuSet;
+    /// let mask = CpuSet::of_current_thread()?;
+    /// assert!(!mask.is_empty());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn of_current_thread() -> std::io::Result<CpuSet> {
+        get()
+    }
+
+    /// Restricts the calling thread to the CPUs of this set (`sched_setaffinity`). Only the
+    /// calling thread changes; threads it starts afterwards inherit the new mask.
+    ///
+    /// Errors come from the kernel: `EINVAL` (`ErrorKind::InvalidInput`) when the set is empty
+    /// or holds no CPU the thread may use (none online, or all outside its cpuset cgroup);
+    /// `EPERM` when the thread lacks the privilege to change its mask. On error the mask is
+    /// unchanged. When only some of the CPUs are not allowed, the kernel drops those and the
+    /// call succeeds: read the mask back with [`CpuSet::of_current_thread`] to see the result.
+    ///
+    /// ```
+    /// use asat_core::CpuSet;
+    /// let before = CpuSet::of_current_thread()?;
+    /// let first = before.iter().next().expect("some CPU is allowed");
+    /// let one: CpuSet = std::iter::once(first).collect();
+    /// one.bind_current_thread()?;
+    /// assert_eq!(CpuSet::of_current_thread()?, one);
+    /// assert!(CpuSet::new().bind_current_thread().is_err());
+    /// before.bind_current_thread()?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn bind_current_thread(&self) -> std::io::Result<()> {
+        set(self)
+    }
+}
+
 /// The most words of mask [`raw_mask_with`] asks for (`1 << 16` words: 4,194,304 CPU ids, far
 /// above any kernel's `NR_CPUS`); a kernel that refuses even that many is an error.
 const MAX_MASK_WORDS: usize = 1 << 16;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::prewake::{self, Wait};
 use super::table::{Domain, SLOTS};
-use crate::scheduler::next_slot;
+use crate::rotation::next_slot;
 use crate::shared::{Shared, NO_SLOT};
 use crate::sys;
 

@@ -184,7 +184,7 @@ impl<S: TwoPhase> Barrier<S> {
     /// A barrier for `n` threads (`1..=`[`MAX_PARTICIPANTS`]).
     pub fn new(n: usize, strategy: S) -> Result<Self, Error> {
         if n == 0 || n > MAX_PARTICIPANTS {
-            return Err(Error::participants(n));
+            return Err(Error::participants(n, MAX_PARTICIPANTS));
         }
         Ok(Self {
             futex: Padded(Futex::new(0)),

@@ -56,7 +56,9 @@ impl AnyStrategy {
     /// ```
     pub fn by_name(name: &str, config: &Config) -> Result<Self, Error> {
         let t = name.trim().to_ascii_lowercase();
-        let us = |v: &str| calibrate::parse_us(v).ok_or_else(|| Error::unknown_strategy(name));
+        let us = |v: &str| {
+            calibrate::parse_us(v).ok_or_else(|| Error::unknown_strategy(name, &STRATEGY_NAMES))
+        };
         Ok(match t.as_str() {
             "block" => Self::Block(Block),
             "spin" => Self::Spin(Spin),
@@ -69,7 +71,7 @@ impl AnyStrategy {
                 } else if let Some(v) = t.strip_prefix("oracle:") {
                     Self::Oracle(Oracle::with_config(us(v)?, config))
                 } else {
-                    return Err(Error::unknown_strategy(name));
+                    return Err(Error::unknown_strategy(name, &STRATEGY_NAMES));
                 }
             }
         })
