@@ -151,6 +151,16 @@ pub enum Rounding {
     Draw(f64),
 }
 
+impl Rounding {
+    /// By place where it is known (`rank`: [`share_place`]'s), else by the draw `u`.
+    pub fn new(rank: Option<(usize, usize)>, u: f64) -> Self {
+        match rank {
+            Some((rank, of)) => Rounding::Place { rank, of },
+            None => Rounding::Draw(u),
+        }
+    }
+}
+
 /// The most threads a job takes while others claim their shares, and the team it grows to
 /// when below them: by place, both the share rounded by place; by draw, [`share_limit`] and
 /// [`share_threads`].

@@ -484,10 +484,7 @@ impl AsatLogic {
         }
         let over_free = rule::over_free(self.threads, machine.free);
         // asat's rule never keeps more than its equal share while other jobs claim theirs.
-        let rounding = match machine.rank {
-            Some((rank, of)) => fair::Rounding::Place { rank, of },
-            None => fair::Rounding::Draw(self.share_rounding()),
-        };
+        let rounding = fair::Rounding::new(machine.rank, self.share_rounding());
         let (equal, lift_to) = match self.config.rule {
             Rule::Paper => (self.bound, self.bound),
             Rule::Asat => fair::share_team(machine.equal, self.bound, rounding),

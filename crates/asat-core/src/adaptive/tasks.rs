@@ -96,11 +96,7 @@ impl TaskTeam {
         }
         // Never over the share as regions cap it; grown to it as regions grow (by draw,
         // the cap rounds shares under `FINE_SHARE` up, past the machine for every job).
-        let rounding = match rank {
-            Some((rank, of)) => fair::Rounding::Place { rank, of },
-            None => fair::Rounding::Draw(self.u),
-        };
-        let (cap, lift) = fair::share_team(equal, self.max, rounding);
+        let (cap, lift) = fair::share_team(equal, self.max, fair::Rounding::new(rank, self.u));
         let given = free.is_none_or(|f| f >= HELD_FRACTION * lift as f64);
         let judged = self.grew_at.is_none_or(|g| n - g >= HOLD);
         self.team = if !judged {

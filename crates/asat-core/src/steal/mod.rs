@@ -523,9 +523,8 @@ impl Inner {
     /// Sets how many threads may take tasks, waking the workers a rise lets in (module docs,
     /// "How many threads take tasks").
     pub(crate) fn set_task_workers(&self, n: usize) {
-        let tasks = self.tasks();
-        let old = tasks.set_active(n);
-        for i in old..tasks.active() {
+        let (old, new) = self.tasks().set_active(n);
+        for i in old..new {
             self.idle_event(i).notify_sleepers();
         }
     }

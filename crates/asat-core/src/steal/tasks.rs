@@ -102,8 +102,8 @@ impl Tasks {
             || (steal && self.stealers.iter().any(|s| !s.is_empty()))
     }
 
-    /// Sets how many threads may take tasks; returns the number before.
-    pub(super) fn set_active(&self, n: usize) -> usize {
+    /// Sets how many threads may take tasks; returns the numbers before and after.
+    pub(super) fn set_active(&self, n: usize) -> (usize, usize) {
         let n = n.clamp(1, self.locals.len());
         let old = self.active.load(Ordering::Relaxed);
         if old != n {
@@ -111,7 +111,7 @@ impl Tasks {
             // threads take tasks").
             self.active.store(n, Ordering::SeqCst);
         }
-        old
+        (old, n)
     }
 
     /// Marks the policy as asked for the number at `now`; false when another thread did so
