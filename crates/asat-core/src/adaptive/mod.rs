@@ -209,11 +209,11 @@
 //!
 //! A program made only of `join` and loops on tasks starts no region, so no evaluation
 //! happens and no barrier is timed. Until its first evaluation, ASAT sizes the threads that
-//! take tasks ([`Policy::task_workers`]) from the kernel alone ([`tasks`]): at most once per
-//! `eval_interval`, at a call from outside the pool or, while a call runs, when a thread
-//! running its tasks asks again ([`Policy::task_refresh`]), it reads the CPUs the rest of the
-//! machine left free since the last reading (the first reading is taken when the runtime is built)
-//! and the equal share. Alone or beside load that claims no share, `round(free)` threads take
+//! take tasks ([`Policy::task_workers`]) from the kernel alone ([`tasks`]): at most
+//! [`tasks::READINGS`] times per `eval_interval`, at a call from outside the pool or, while a
+//! call runs, when a thread running its tasks asks again ([`Policy::task_refresh`]), it reads
+//! the CPUs the rest of the machine left free since the last reading (the first reading is
+//! taken when the runtime is built, the other processes' included) and the equal share. Alone or beside load that claims no share, `round(free)` threads take
 //! tasks, at least 1 and at most the pool's size (all of them where the kernel does not say);
 //! beside other parallel jobs, its equal share, rounded as regions round it, on probation
 //! when it grows to it. Copies of one program therefore share the machine equally, whenever
@@ -509,7 +509,7 @@ impl Asat {
             return logic.threads();
         };
         let now = Instant::now();
-        if now.saturating_duration_since(m.last) >= config.eval_interval {
+        if now.saturating_duration_since(m.last) >= config.eval_interval / tasks::READINGS {
             let r = m.readings.sample(now);
             m.team.next(r.free, r.equal, r.rank);
             m.last = now;
@@ -525,8 +525,9 @@ impl Policy for Asat {
 
     /// Before the first evaluation, the threads the kernel's readings allow (see "Programs
     /// of tasks"; reading the kernel's files, tens of microseconds alone and about a
-    /// millisecond on a machine shared with other processes, happens at most once per
-    /// `eval_interval`); after it, the team size of the last evaluation.
+    /// millisecond on a machine shared with other processes, happens at most
+    /// [`tasks::READINGS`] times per `eval_interval`); after it, the team size of the last
+    /// evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
         self.tasks_now(max_threads)
     }

@@ -85,13 +85,17 @@ impl Readings {
             }
             _ => None,
         };
-        // Only while the rest of the machine keeps half a CPU busy: else no process claims a
-        // share, and the reading would cost for nothing.
-        let busy = free.zip(idle).is_some_and(|(f, i)| f < i.cpus as f64 - 0.5);
+        // Only while the rest of the machine keeps half a CPU busy, or this process's threads
+        // waited for a CPU (a job squeezed by this one's threads may use less than half a
+        // CPU): else no process claims a share, and the reading would cost for nothing. The
+        // first reading takes them all the same, so that the first crowded one has an
+        // interval to measure.
+        let busy = free.zip(idle).is_some_and(|(f, i)| f < i.cpus as f64 - 0.5)
+            || wait.is_some_and(|(w, _)| w >= super::rule::WAIT_CROWDED);
         let others = self
             .procs
             .as_mut()
-            .filter(|_| busy)
+            .filter(|p| busy || !p.has_read())
             .and_then(|p| p.sample(now));
         let (equal, rank) = match (others, idle) {
             (Some(o), Some(i)) => {
@@ -410,5 +414,16 @@ mod tests {
         if let Some(f) = p.sample(t0 + Duration::from_millis(1)) {
             assert!((0.0..=1.0).contains(&f));
         }
+    }
+
+    #[test]
+    fn the_first_reading_takes_the_other_processes_for_the_next_to_compare_with() {
+        // Idle machine or not: the first crowded reading must have an interval to measure.
+        let mut r = Readings::with_procs();
+        r.sample(Instant::now());
+        assert!(r
+            .procs
+            .as_ref()
+            .is_some_and(super::super::procs::Procs::has_read));
     }
 }

@@ -3,9 +3,9 @@
 //! ([`fair`](super::fair)).
 //!
 //! One reading lists `/proc` and reads each process's `stat` (a few microseconds each: about
-//! a millisecond per thousand processes, once an evaluation, 200 ms by default). A process is
-//! known across readings by its pid and start time, so a pid reused in between counts as a
-//! new process, whose CPU time all falls in the interval. Processes outside the caller's PID
+//! a millisecond per thousand processes, once a reading: 200 ms apart by default, 100 ms for a
+//! program of tasks). A process is known across readings by its pid and start time, so a pid
+//! reused in between counts as a new process, whose CPU time all falls in the interval. Processes outside the caller's PID
 //! namespace (other containers) are not listed: the share then counts fewer claimants, and the
 //! rule's other readings (the wait, the free CPUs) still see the load they add.
 
@@ -59,6 +59,11 @@ impl Procs {
             tick: crate::sys::clock::tick_seconds(),
             last: None,
         }
+    }
+
+    /// Whether a reading was taken, to which the next one can be compared.
+    pub(crate) fn has_read(&self) -> bool {
+        self.last.is_some()
     }
 
     /// Every other process's pid, CPUs and threads since the previous call (`None` on the

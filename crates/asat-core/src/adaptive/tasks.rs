@@ -1,7 +1,7 @@
 //! How many threads take tasks in a program made only of `join` and loops on tasks, before
 //! any region has been evaluated: a pure state machine fed one reading of the kernel at a
-//! time ([`TaskTeam::next`]), at most once per evaluation interval (module docs, "Programs of
-//! tasks").
+//! time ([`TaskTeam::next`]), at most [`READINGS`] times per evaluation interval (module
+//! docs, "Programs of tasks").
 //!
 //! Such a program times no barrier, so the team follows what the kernel says:
 //!
@@ -29,6 +29,14 @@ pub const HOLD: u64 = 2;
 /// A growth to the share holds when the rest of the machine left at least this fraction of
 /// it free: the others' draws and serial phases move what they use by a thread or so.
 pub const HELD_FRACTION: f64 = 0.75;
+
+/// Readings per evaluation interval: a program of tasks reads the kernel every
+/// `eval_interval / READINGS` (100 ms by default). A job that finds the machine crowded comes
+/// down to its share within half the evaluations' interval (copies of a program that runs for
+/// half a second shared the machine only at its end at one reading per 200 ms), and a reading
+/// stays long enough for the kernel's clock-tick counts of the other processes' CPU time
+/// (10 ms each: 0.1 CPU over a reading).
+pub const READINGS: u32 = 2;
 
 /// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
 /// machine, for a pool of `max` threads: `round(free)`, at least 1 and at most `max`; `max`
