@@ -358,3 +358,31 @@ fn a_job_alone_finishes_as_soon_as_a_fixed_team_and_crowded_jobs_sooner() {
     );
     assert!(fixed.as_secs_f64() >= 4.0, "4 jobs of 1 s each: {fixed:?}");
 }
+
+#[test]
+fn jobs_that_arrive_or_leave_within_an_interval_count_at_the_next_evaluation() {
+    // A reading averages each process over its interval: a job that arrived with its whole
+    // pool shortly before claimed no share, and the jobs there kept their teams an interval
+    // more; the last job left after the others counted them busy an interval more. A
+    // newcomer is judged over its life, and a claimant that left gives its CPUs at once.
+    let p = 64;
+    let cfg = Config::new(p, Rule::Asat, 1);
+    let sc = Scenario::named("staggered", p, 4, EVAL, cfg.region_work).unwrap();
+    let trace = run(&cfg, &sc).unwrap();
+    let first_after = |job: usize, t: Duration| {
+        trace
+            .iter()
+            .find(|q| q.job == job && q.t >= t)
+            .unwrap_or_else(|| panic!("job {job} after {t:?}: {trace:?}"))
+    };
+    for (j, spec) in sc.jobs.iter().enumerate().skip(1) {
+        let share = p.div_ceil(j + 1);
+        for i in 0..j {
+            let q = first_after(i, spec.arrive + EVAL / 4);
+            assert!(q.team <= share, "job {i} after job {j} arrived: {q:?}");
+        }
+    }
+    let last = sc.jobs.len() - 1;
+    let q = first_after(last, sc.jobs[0].depart + EVAL / 4);
+    assert!(q.team >= p * 9 / 10, "the last job alone: {q:?}");
+}

@@ -126,13 +126,19 @@ pub fn share_rose(before: Option<f64>, now: Option<f64>) -> bool {
 /// are the multithreaded processes that kept at least [`CLAIM_FRACTION`] of the share busy,
 /// as [`equal_share`] found them.
 pub fn share_place(me: u64, others: &[(u64, Process)], share: f64) -> (usize, usize) {
-    let claimants: Vec<u64> = others
+    let claimants = claimants(others, share);
+    let rank = claimants.iter().filter(|&&id| id < me).count();
+    (rank, claimants.len() + 1)
+}
+
+/// The claimants of an equal `share` among `others`, by id: the multithreaded processes that
+/// kept at least [`CLAIM_FRACTION`] of it busy, as [`equal_share`] finds them.
+pub fn claimants(others: &[(u64, Process)], share: f64) -> Vec<u64> {
+    others
         .iter()
         .filter(|(_, p)| p.threads > 1 && p.cpus.is_finite() && p.cpus >= CLAIM_FRACTION * share)
         .map(|&(id, _)| id)
-        .collect();
-    let rank = claimants.iter().filter(|&&id| id < me).count();
-    (rank, claimants.len() + 1)
+        .collect()
 }
 
 /// How a job rounds its equal share to whole threads.

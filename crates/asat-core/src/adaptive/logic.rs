@@ -30,8 +30,8 @@ pub struct Machine {
     /// those busy with something other than this job), `None` where unknown.
     pub free: Option<f64>,
     /// This job's equal share of the machine among the parallel jobs on it
-    /// ([`fair::equal_share`](super::fair::equal_share)), `None` where no other claims one or
-    /// the kernel does not say.
+    /// ([`claims::share_after`](super::claims::share_after)), `None` where no other claims one
+    /// (and none that did left) or the kernel does not say.
     pub equal: Option<f64>,
     /// This job's place among the claimants of the equal share and itself, and their
     /// number ([`fair::share_place`](super::fair::share_place)), by which it rounds the

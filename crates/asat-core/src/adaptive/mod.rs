@@ -122,26 +122,27 @@
 //! **Equal shares.** The proportional moves do not equalize jobs that already sum to `P`:
 //! they keep their ratio. A newcomer starts at `max_threads`, its share of an oversubscribed
 //! machine is proportional to that, and it kept some of its entry advantage for good (8 jobs
-//! arriving one after another on 64 simulated CPUs: the last held 13 threads, the others 6-9);
-//! jobs of unequal grains settled up to 80% apart. A move that is not proportional (Chiu and
-//! Jain: additive increase, multiplicative decrease) evens shares out only over many cycles of
-//! a crowded machine; additive steps, tried in the simulator, neither settled within the
-//! `[P, P + k]` band nor made the jobs fair. What the jobs lack is how many parallel jobs
-//! share the machine, and the kernel says it to anyone who reads `/proc`: each process's CPU
-//! time and threads. Each evaluation (while the rest of the machine keeps half a CPU busy) the
-//! job reads them and takes the *equal share* ([`fair`]): the CPUs that single-threaded
-//! load and small pools leave, divided among the multithreaded processes that keep at least
-//! half of it busy, and this job. Every job computes the same share, so they agree without
-//! talking: a job never keeps more than its share (rounded by its place among the claimants,
-//! ordered by process id, so that the teams add up to the CPUs and each keeps its size), and
-//! a job below its share
-//! grows to it at once unless it was crowded (the jobs above theirs drop at their next
-//! evaluation; when the share rose because a job left, crowded or not), on probation like
-//! any growth. The share only caps and lifts: the wait, the
-//! free CPUs and the idle share still decide everything else, so a parallel job that does not
-//! give way (a fixed pool) still makes this one shrink to what the machine gives it, and
-//! undoes the growths to the share, which back off.
-
+//! arriving one after another on 64 simulated CPUs: the last held 13 threads, the others 6-9); jobs
+//! of unequal grains settled up to 80% apart. A move that is not proportional (Chiu and Jain:
+//! additive increase, multiplicative decrease) evens shares out only over many cycles of a crowded
+//! machine; additive steps, tried in the simulator, neither settled within the `[P, P + k]` band
+//! nor made the jobs fair. What the jobs lack is how many parallel jobs share the machine, and the
+//! kernel says it to anyone who reads `/proc`: each process's CPU time and threads. Each evaluation
+//! (while the rest of the machine keeps half a CPU busy, or the job's threads waited for CPUs) the
+//! job reads them and takes the *equal share* ([`fair`]): the CPUs that single-threaded load and
+//! small pools leave, divided among the multithreaded processes that keep at least half of it busy,
+//! and this job. A process that started during the interval counts over its life, and when the last
+//! other claimant left during it, the share is all the CPUs the others leave ([`claims`]): jobs
+//! that arrive or leave count at the next evaluation, not the one after. Every job computes the
+//! same share, so they agree without talking: a job never keeps more than its share (rounded by its
+//! place among the claimants, ordered by process id, so that the teams add up to the CPUs and each
+//! keeps its size), and a job below its share grows to it at once unless it was crowded (the jobs
+//! above theirs drop at their next evaluation; when the share rose because a job left, crowded or
+//! not), on probation like any growth. The share only caps and lifts: the wait, the free CPUs and
+//! the idle share still decide everything else, so a parallel job that does not give way (a fixed
+//! pool) still makes this one shrink to what the machine gives it, and undoes the growths to the
+//! share, which back off.
+//!
 //! asat-lab's simulator (`asat_lab::asat_sim`, in the repository's `crates/lab`) drives this
 //! logic ([`AsatLogic`], the pure functions of [`rule`], the arithmetic of [`pressure`]) on a
 //! model of a time-sharing machine; its `asat_sim` program runs the scenarios and
@@ -213,10 +214,11 @@
 //! [`tasks::READINGS`] times per `eval_interval`, at a call from outside the pool or, while a
 //! call runs, when a thread running its tasks asks again ([`Policy::task_refresh`]), it reads
 //! the CPUs the rest of the machine left free since the last reading (the first reading is
-//! taken when the runtime is built, the other processes' included) and the equal share. Alone or beside load that claims no share, `round(free)` threads take
-//! tasks, at least 1 and at most the pool's size (all of them where the kernel does not say);
-//! beside other parallel jobs, its equal share, rounded as regions round it, on probation
-//! when it grows to it. Copies of one program therefore share the machine equally, whenever
+//! taken when the runtime is built, the other processes' included) and the equal share.
+//! Alone or beside load that claims no share, `round(free)` threads take tasks, at least 1
+//! and at most the pool's size (all of them where the kernel does not say); beside other
+//! parallel jobs, its equal share, rounded as regions round it, on probation when it grows
+//! to it. Copies of one program therefore share the machine equally, whenever
 //! each started: each one's own CPU time counts as free for it, and the share evens out what
 //! the free CPUs alone would keep unequal. Once regions have been evaluated, their team size
 //! is used for tasks too.
@@ -250,6 +252,7 @@
 //! CPU affinity mask and the cgroup CPU quota (`cpu.max`), re-read at each evaluation (as Go
 //! 1.25 does for GOMAXPROCS). A job started under `taskset -c 0` runs one thread.
 
+pub mod claims;
 mod evaluation;
 pub mod fair;
 mod logic;

@@ -34,6 +34,8 @@ pub(crate) struct Readings {
     idle: CpuIdle,
     /// The other processes, for the equal share (only where asked for).
     procs: Option<super::procs::Procs>,
+    /// The claimants of the share at the previous reading of `procs`.
+    claimants: Vec<u64>,
     last: Option<Instant>,
 }
 
@@ -44,7 +46,7 @@ pub(crate) struct Reading {
     pub(crate) wait: Option<f64>,
     pub(crate) idle: Option<f64>,
     pub(crate) free: Option<f64>,
-    /// The equal share of the machine ([`fair::equal_share`](super::fair::equal_share)).
+    /// The equal share of the machine ([`claims::share_after`](super::claims::share_after)).
     pub(crate) equal: Option<f64>,
     /// This job's place among the share's claimants, and their number
     /// ([`fair::share_place`](super::fair::share_place)).
@@ -58,6 +60,7 @@ impl Readings {
             wait: CpuWait::default(),
             idle: CpuIdle::default(),
             procs: None,
+            claimants: Vec::new(),
             last: None,
         }
     }
@@ -97,12 +100,13 @@ impl Readings {
             .as_mut()
             .filter(|p| busy || !p.has_read())
             .and_then(|p| p.sample(now));
+        let before = std::mem::take(&mut self.claimants);
         let (equal, rank) = match (others, idle) {
             (Some(o), Some(i)) => {
                 let o: Vec<(u64, super::fair::Process)> =
                     o.into_iter().map(|(pid, p)| (u64::from(pid), p)).collect();
-                let procs: Vec<_> = o.iter().map(|&(_, p)| p).collect();
-                let equal = super::fair::equal_share(i.cpus, &procs);
+                let equal = super::claims::share_after(i.cpus, &o, &before);
+                self.claimants = super::claims::claimants_of(&o, equal);
                 let me = u64::from(std::process::id());
                 (equal, equal.map(|s| super::fair::share_place(me, &o, s)))
             }

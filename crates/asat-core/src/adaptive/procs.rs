@@ -2,12 +2,13 @@
 //! `/proc/[pid]/stat`: the CPUs it kept busy and its threads, for the equal share
 //! ([`fair`](super::fair)).
 //!
-//! One reading lists `/proc` and reads each process's `stat` (a few microseconds each: about
-//! a millisecond per thousand processes, once a reading: 200 ms apart by default, 100 ms for a
-//! program of tasks). A process is known across readings by its pid and start time, so a pid
-//! reused in between counts as a new process, whose CPU time all falls in the interval. Processes outside the caller's PID
-//! namespace (other containers) are not listed: the share then counts fewer claimants, and the
-//! rule's other readings (the wait, the free CPUs) still see the load they add.
+//! One reading lists `/proc` and reads each process's `stat` (a few microseconds each: about a
+//! millisecond per thousand processes, once a reading: 200 ms apart by default, 100 ms for a
+//! program of tasks). A process is known across readings by its pid and start time, so a pid reused
+//! in between counts as a new process, judged over its life
+//! ([`busy_cpus`](super::claims::busy_cpus)). Processes outside the caller's PID namespace (other
+//! containers) are not listed: the share then counts fewer claimants, and the rule's other readings
+//! (the wait, the free CPUs) still see the load they add.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -66,10 +67,12 @@ impl Procs {
         self.last.is_some()
     }
 
-    /// Every other process's pid, CPUs and threads since the previous call (`None` on the
-    /// first call, or when `/proc` cannot be listed).
+    /// Every other process's pid, CPUs and threads since the previous call, a process that
+    /// started since over its life ([`busy_cpus`](super::claims::busy_cpus)); `None` on the
+    /// first call, or when `/proc` cannot be listed.
     pub(crate) fn sample(&mut self, now: Instant) -> Option<Vec<(u32, Process)>> {
         let stats = self.read()?;
+        let boot = crate::sys::clock::since_boot();
         let (at, before) = self.last.replace((now, stats))?;
         let wall = now.saturating_duration_since(at).as_secs_f64();
         if wall <= 0.0 {
@@ -84,7 +87,9 @@ impl Procs {
                         .get(pid)
                         .filter(|b| b.start == s.start)
                         .map_or(0, |b| b.ticks);
-                    let cpus = s.ticks.saturating_sub(was) as f64 * self.tick / wall;
+                    let ran = s.ticks.saturating_sub(was) as f64 * self.tick;
+                    let age = boot.map_or(wall, |b| b - s.start as f64 * self.tick);
+                    let cpus = super::claims::busy_cpus(ran, wall, age);
                     (
                         *pid,
                         Process {

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use asat_core::adaptive::{fair, pressure, AsatLogic, Machine};
+use asat_core::adaptive::{claims, fair, pressure, AsatLogic, Machine};
 use asat_core::{Plan, ProbeResult};
 
 use super::engine::{Doing, Engine, Note, Ns, Params, Tid};
@@ -47,6 +47,12 @@ struct Episode {
     released: bool,
 }
 
+/// One process as `/proc` shows it: CPU time, threads, start.
+type Proc = (u64, usize, Ns);
+
+/// A job's previous reading of `/proc`: when, every process's CPU time, the share's claimants.
+type ProcsMark = (Ns, Vec<u64>, Vec<u64>);
+
 /// The counters at a job's previous reading.
 #[derive(Clone, Copy, Debug)]
 struct Mark {
@@ -66,8 +72,9 @@ struct Job {
     result: Option<ProbeResult>,
     psi_mark: Option<(u128, u128)>,
     mark: Option<Mark>,
-    /// Every process's CPU time at the job's previous reading of `/proc`, and when.
-    procs_mark: Option<(Ns, Vec<u64>)>,
+    /// Every process's CPU time at the job's previous reading of `/proc`, when, and the
+    /// claimants of its share.
+    procs_mark: Option<ProcsMark>,
     evaluations: usize,
     /// Work regions completed (timed barriers not counted), and their CPU time.
     regions: u64,
@@ -153,6 +160,20 @@ impl<'a> World<'a> {
 
     /// When the last job left, if every job did.
     pub(super) fn makespan(&self) -> Option<Duration> {
+        if std::env::var_os("SIM_DBG").is_some() && !self.cfg.fixed {
+            for t in &self.trace {
+                eprintln!(
+                    "T {:.3} job {} {} -> {}",
+                    t.t.as_secs_f64(),
+                    t.job,
+                    t.before,
+                    t.team
+                );
+            }
+            for (i, j) in self.jobs.iter().enumerate() {
+                eprintln!("L job {i} left {:?}", j.left);
+            }
+        }
         self.jobs
             .iter()
             .map(|j| j.left.map(Duration::from_nanos))
@@ -288,19 +309,20 @@ impl<'a> World<'a> {
         }
     }
 
-    /// What `/proc` says now: the number of hogs, then every process's CPU time and threads,
-    /// the hogs' first (one thread each), then the jobs' (their threads so far; a job that
-    /// left keeps its CPU time and has none).
-    fn process_times(&self) -> (usize, Vec<(u64, usize)>) {
+    /// What `/proc` says now: the number of hogs, then every process's CPU time, threads and
+    /// start, the hogs' first (one thread each, from the start), then the jobs' (their threads
+    /// so far; a job that left keeps its CPU time and has none).
+    fn process_times(&self) -> (usize, Vec<Proc>) {
         let hogs = self
             .owners
             .iter()
             .enumerate()
             .filter(|(_, o)| matches!(o, Owner::Hog))
-            .map(|(t, _)| (self.eng.times(t).0, 1));
+            .map(|(t, _)| (self.eng.times(t).0, 1, 0));
         let jobs = self.jobs.iter().map(|j| {
             let run = j.members.iter().map(|&t| self.eng.times(t).0).sum();
-            (run, if j.gone { 0 } else { j.members.len() })
+            let threads = if j.gone { 0 } else { j.members.len() };
+            (run, threads, ns(j.spec.arrive))
         });
         let all: Vec<_> = hogs.chain(jobs).collect();
         (all.len() - self.jobs.len(), all)
@@ -471,19 +493,21 @@ impl<'a> World<'a> {
     }
 }
 
-/// A job's equal share from `/proc` ([`fair::equal_share`]): each other process's CPUs over
-/// the time since the job's previous reading (`procs`: every process's CPU time and threads
-/// now, hogs first, then the jobs in order; `me` is the reading job's index among the jobs).
+/// A job's equal share from `/proc` ([`claims::share_after`]): each other process's CPUs
+/// over the time since the job's previous reading, or over its life where it started since
+/// ([`claims::busy_cpus`]; `procs`: every process's CPU time, threads and start now, hogs
+/// first, then the jobs in order; `me` is the reading job's index among the jobs). `mark`
+/// keeps the reading's time, CPU times and claimants for the next one.
 fn equal_share(
     cfg: &Config,
     now: Ns,
     me: usize,
-    procs: (usize, Vec<(u64, usize)>),
-    mark: &mut Option<(Ns, Vec<u64>)>,
+    procs: (usize, Vec<Proc>),
+    mark: &mut Option<ProcsMark>,
 ) -> Option<(f64, (usize, usize))> {
     let (hogs, procs) = procs;
     let times = procs.iter().map(|p| p.0).collect();
-    let (at, before) = mark.replace((now, times))?;
+    let (at, before, claimants) = mark.replace((now, times, Vec::new()))?;
     let wall = now.saturating_sub(at) as f64;
     if wall <= 0.0 {
         return None;
@@ -494,14 +518,18 @@ fn equal_share(
         .zip(&before)
         .enumerate()
         // A job that left is gone from `/proc` with its CPU time (threads 0 here).
-        .filter(|&(i, (&(_, threads), _))| i != hogs + me && threads > 0)
-        .map(|(i, (&(run, threads), &was))| {
-            let cpus = run.saturating_sub(was) as f64 / wall;
+        .filter(|&(i, (&(_, threads, _), _))| i != hogs + me && threads > 0)
+        .map(|(i, (&(run, threads, start), &was))| {
+            let age = now.saturating_sub(start) as f64;
+            let cpus = claims::busy_cpus(run.saturating_sub(was) as f64, wall, age);
             (i as u64, fair::Process { cpus, threads })
         })
         .collect();
-    let list: Vec<fair::Process> = others.iter().map(|&(_, p)| p).collect();
-    let share = fair::equal_share(cfg.processors, &list)?;
+    let share = claims::share_after(cfg.processors, &others, &claimants);
+    if let Some(m) = mark.as_mut() {
+        m.2 = claims::claimants_of(&others, share);
+    }
+    let share = share?;
     Some((share, fair::share_place((hogs + me) as u64, &others, share)))
 }
 
