@@ -1,6 +1,7 @@
 //! The work-stealing `join` on real threads: every thread of a pool takes part in a recursion,
-//! `join_coarse` offers its second half at once, calls from many threads share the workers, indices stay unique, panics reach the right
-//! caller, and joins mix with other runtimes, regions and `fork`.
+//! `join_coarse` offers its second half at once and so do joins that come far apart, calls
+//! from many threads share the workers, indices stay unique, panics reach the right caller,
+//! and joins mix with other runtimes, regions and `fork`.
 
 mod common;
 
@@ -107,6 +108,51 @@ fn a_coarse_join_offers_its_second_half_at_once() {
         assert!(elsewhere, "a pool of {n}: b stayed on the caller");
         assert_eq!(results, (3, 4));
     }
+}
+
+/// A chain of `depth` joins whose innermost first half waits for its second half to run on
+/// another thread (up to `LIMIT / 4`); the second halves above it do nothing. Returns
+/// whether another thread ran it.
+fn chain(depth: u32, me: ThreadId, taken: &AtomicBool) -> bool {
+    if depth == 0 {
+        let start = std::time::Instant::now();
+        while !taken.load(Ordering::SeqCst) && start.elapsed() < LIMIT / 4 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        return taken.load(Ordering::SeqCst);
+    }
+    let (got, ()) = asat_core::join(
+        || chain(depth - 1, me, taken),
+        || {
+            if depth == 1 {
+                taken.store(thread::current().id() != me, Ordering::SeqCst);
+            }
+        },
+    );
+    got
+}
+
+#[test]
+fn joins_that_come_far_apart_offer_every_pending_half_at_once() {
+    // A millisecond after the call's first join, a chain of joins: the clock read among them
+    // finds them coarse, and every frame of the chain is shared, so the other thread takes
+    // the innermost second half while the caller waits in the innermost first half. Shared
+    // one a beat, the innermost stayed private and waited for the caller's next join.
+    let elsewhere = watchdog(LIMIT, || {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let taken = AtomicBool::new(false);
+        let (got, ()) = pool.install_here(|| {
+            asat_core::join(
+                || {
+                    thread::sleep(Duration::from_millis(2));
+                    chain(4, thread::current().id(), &taken)
+                },
+                || (),
+            )
+        });
+        got
+    });
+    assert!(elsewhere, "the innermost second half stayed on the caller");
 }
 
 #[test]

@@ -34,6 +34,23 @@ pub(crate) fn next_interval(interval: u32, since_read: Duration) -> u32 {
     }
 }
 
+/// The mean time between a thread's joins from which they are coarse ([`coarse`]).
+pub(crate) const COARSE_GAP: Duration = Duration::from_micros(25);
+
+/// Joins that share their frames at once after a clock read found joins coarse: the descent
+/// to the next long leaf, whose joins come fast, shares too.
+pub(crate) const COARSE_JOINS: u32 = 16;
+
+/// Whether a read `since_read` after the one before, `interval` joins apart, finds a
+/// thread's joins coarse: [`COARSE_GAP`] or more apart on average. Such joins share their
+/// frames at once, as rayon's do: a push costs tens of nanoseconds, nothing beside their
+/// grain, where a private frame waits behind the thread's next leaf (in a recursion of 64
+/// leaves of 2 ms on 8 threads, a thread that ran out of work waited for the others' next
+/// joins, up to a leaf, for the work they held).
+pub(crate) fn coarse(interval: u32, since_read: Duration) -> bool {
+    since_read >= COARSE_GAP * interval.max(1)
+}
+
 /// Whether a thread whose last beat was `since_beat` ago shares work now: to a thread awake
 /// and searching (`searching`), or else to one it then wakes.
 pub(crate) fn beat_due(since_beat: Duration, searching: bool) -> bool {
@@ -97,6 +114,17 @@ mod tests {
     fn reads_a_quarter_heartbeat_apart_are_the_turning_point() {
         assert_eq!(next_interval(8, HEARTBEAT / 4), 16);
         assert_eq!(next_interval(8, HEARTBEAT / 4 + Duration::from_nanos(1)), 4);
+    }
+
+    #[test]
+    fn joins_a_quarter_heartbeat_apart_on_average_are_coarse() {
+        assert!(coarse(1, COARSE_GAP));
+        assert!(coarse(1, SLOW));
+        assert!(coarse(64, SLOW));
+        assert!(!coarse(1, COARSE_GAP - Duration::from_nanos(1)));
+        // a sum over a tree: a thousand joins between reads a quarter heartbeat apart
+        assert!(!coarse(MAX_INTERVAL, HEARTBEAT / 4));
+        assert!(!coarse(2, FAST));
     }
 
     #[test]

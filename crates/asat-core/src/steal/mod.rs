@@ -33,7 +33,11 @@
 //! and the beat stays due, one more frame at each join, while idle threads outnumber the
 //! frames shared at this beat (a descent feeds every idle thread as its frames go by); with
 //! every thread busy the frame is shared all the same, for whichever finishes first (a thread
-//! whose joins come between long leaves has no other chance to pass work on).
+//! whose joins come between long leaves has no other chance to pass work on). Joins that come
+//! a quarter heartbeat or more apart on average (`beat::coarse`) share every private frame at
+//! once, as rayon's do, and so do the next few joins, each reading the clock (the descent to
+//! the next leaf): the push costs nothing beside their grain, and no work waits behind a long
+//! leaf for the thread's next join.
 //!
 //! A stolen task's first join may share at once, and so may a call's from outside unless its
 //! thread's last joins came fast (`beat::call_beat`): the thief of a large part passes half
@@ -199,6 +203,10 @@ pub(crate) struct Ctx<'a> {
     victim: Cell<usize>,
     /// Frames shared since the last beat was taken (see [`Ctx::offer_slow`]).
     burst: Cell<usize>,
+    /// Joins left that share their frames at once (`beat::coarse`).
+    coarse: Cell<u32>,
+    /// Whether no join of this start has read the clock yet.
+    first_read: Cell<bool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -222,6 +230,8 @@ impl<'a> Ctx<'a> {
             last_beat: Cell::new(beat::call_beat(now, interval.get())),
             victim: Cell::new(index + 1),
             burst: Cell::new(0),
+            coarse: Cell::new(0),
+            first_read: Cell::new(true),
         }
     }
 
@@ -265,7 +275,21 @@ impl<'a> Ctx<'a> {
     #[cold]
     fn offer_slow(&self) {
         let now = Instant::now();
-        let interval = beat::next_interval(self.interval.get(), now - self.last_read.get());
+        let since_read = now - self.last_read.get();
+        // Coarse joins share at once, for `COARSE_JOINS` joins from the last read that found
+        // them so, each reading the clock. A start's first read measures no joins' spacing.
+        let spaced = !self.first_read.replace(false);
+        let coarse = if spaced && beat::coarse(self.interval.get(), since_read) {
+            beat::COARSE_JOINS
+        } else {
+            self.coarse.get().saturating_sub(1)
+        };
+        self.coarse.set(coarse);
+        let interval = if coarse > 0 {
+            1
+        } else {
+            beat::next_interval(self.interval.get(), since_read)
+        };
         self.interval.set(interval);
         self.countdown.store(interval, Ordering::Relaxed);
         self.last_read.set(now);
@@ -276,6 +300,12 @@ impl<'a> Ctx<'a> {
         if !idle {
             // Workers may be still to start (a region starts only its team's).
             self.rt.start_task_workers();
+        }
+        if coarse > 0 {
+            self.share_all(idle);
+            self.burst.set(0);
+            self.last_beat.set(now);
+            return;
         }
         if !beat::beat_due(now - self.last_beat.get(), searching) {
             return;
@@ -309,6 +339,18 @@ impl<'a> Ctx<'a> {
         // A panic in the policy's hook keeps the number (the panic hook has reported it).
         if let Some(Some(n)) = catch(|| inner.policy.task_refresh(inner.max_threads)) {
             inner.set_task_workers(n);
+        }
+    }
+
+    /// Shares every private frame, oldest first, waking a sleeper for each while threads are
+    /// `idle` (unless searchers will take it): a coarse join's (`beat::coarse`).
+    fn share_all(&self, idle: bool) {
+        let mut shared = 0;
+        while self.share_oldest() {
+            if idle {
+                self.inner().wake_sleeper(shared);
+            }
+            shared += 1;
         }
     }
 
