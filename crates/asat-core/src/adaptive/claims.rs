@@ -18,10 +18,11 @@
 
 use super::fair::{claimants, equal_share, Process};
 
-/// The CPUs a process kept busy on average: `ran` seconds of CPU time over the reading's
-/// `wall` seconds, or over its life (`age` seconds, when it started within the interval),
-/// never less than a quarter of the interval (the kernel counts CPU time in ticks of 10 ms:
-/// over a few milliseconds one tick would be several CPUs). 0 for an empty interval.
+/// The CPUs a process kept busy on average: its CPU time `ran` over the reading's `wall`
+/// time, or over its life (`age`, when it started within the interval), never less than a
+/// quarter of the interval (the kernel counts CPU time in ticks of 10 ms: over a few
+/// milliseconds one tick would be several CPUs); the three in one unit. 0 for an empty
+/// interval.
 pub fn busy_cpus(ran: f64, wall: f64, age: f64) -> f64 {
     let over = wall.min(age.max(wall / 4.0));
     if over > 0.0 && ran.is_finite() {

@@ -160,20 +160,6 @@ impl<'a> World<'a> {
 
     /// When the last job left, if every job did.
     pub(super) fn makespan(&self) -> Option<Duration> {
-        if std::env::var_os("SIM_DBG").is_some() && !self.cfg.fixed {
-            for t in &self.trace {
-                eprintln!(
-                    "T {:.3} job {} {} -> {}",
-                    t.t.as_secs_f64(),
-                    t.job,
-                    t.before,
-                    t.team
-                );
-            }
-            for (i, j) in self.jobs.iter().enumerate() {
-                eprintln!("L job {i} left {:?}", j.left);
-            }
-        }
         self.jobs
             .iter()
             .map(|j| j.left.map(Duration::from_nanos))
