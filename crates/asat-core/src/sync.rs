@@ -90,14 +90,21 @@ impl FutexWord {
     #[cfg(not(loom))]
     #[inline]
     pub fn sleep(&self, expected: u32) {
-        atomic_wait::wait(&self.word, expected);
+        crate::sys::futex::wait(&self.word, expected);
     }
 
     /// Wakes every thread asleep on the word.
     #[cfg(not(loom))]
     #[inline]
     pub fn wake_all(&self) {
-        atomic_wait::wake_all(&self.word);
+        crate::sys::futex::wake(&self.word, i32::MAX);
+    }
+
+    /// Wakes one thread asleep on the word.
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn wake_one(&self) {
+        crate::sys::futex::wake(&self.word, 1);
     }
 
     /// Sleeps while the word holds `expected` (checked atomically with going to sleep); may
@@ -115,5 +122,12 @@ impl FutexWord {
     pub fn wake_all(&self) {
         let _g = self.lock.lock().unwrap();
         self.cv.notify_all();
+    }
+
+    /// Wakes one thread asleep on the word.
+    #[cfg(loom)]
+    pub fn wake_one(&self) {
+        let _g = self.lock.lock().unwrap();
+        self.cv.notify_one();
     }
 }

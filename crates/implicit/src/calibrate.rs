@@ -14,11 +14,11 @@
 //! greater than 0 and at most 100000) overrides the measured context-switch cost, and each
 //! strategy's [`Config`](crate::Config) can be given both values explicitly.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use asat_core::CpuSet;
+use asat_core::{CpuSet, FutexWord};
 
 use crate::Error;
 
@@ -161,8 +161,8 @@ fn ping_pong_on(
     budget: Duration,
     helper_cpu: Option<usize>,
 ) -> Option<Duration> {
-    let ping = Arc::new(AtomicU32::new(0));
-    let pong = Arc::new(AtomicU32::new(0));
+    let ping = Arc::new(FutexWord::new(0));
+    let pong = Arc::new(FutexWord::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let helper = {
         let (ping, pong, stop) = (Arc::clone(&ping), Arc::clone(&pong), Arc::clone(&stop));
@@ -181,7 +181,7 @@ fn ping_pong_on(
                     }
                     pong.fetch_add(1, Ordering::Release);
                     if !spin {
-                        atomic_wait::wake_one(&*pong);
+                        pong.wake_one();
                     }
                 }
             })
@@ -195,7 +195,7 @@ fn ping_pong_on(
         let t = Instant::now();
         ping.fetch_add(1, Ordering::Release);
         if !spin {
-            atomic_wait::wake_one(&*ping);
+            ping.wake_one();
         }
         wait_change(&pong, seen, spin);
         seen = pong.load(Ordering::Acquire);
@@ -209,7 +209,7 @@ fn ping_pong_on(
     stop.store(true, Ordering::Release);
     ping.fetch_add(1, Ordering::Release);
     if !spin {
-        atomic_wait::wake_one(&*ping);
+        ping.wake_one();
     }
     let _ = helper.join();
     if rtts.is_empty() {
@@ -219,7 +219,7 @@ fn ping_pong_on(
     Some(rtts[rtts.len() / 2])
 }
 
-fn wait_change(w: &AtomicU32, seen: u32, spin: bool) {
+fn wait_change(w: &FutexWord, seen: u32, spin: bool) {
     if spin {
         let t = Instant::now();
         let mut n = 0u32;
@@ -232,7 +232,7 @@ fn wait_change(w: &AtomicU32, seen: u32, spin: bool) {
         }
     } else {
         while w.load(Ordering::Acquire) == seen {
-            atomic_wait::wait(w, seen);
+            w.sleep(seen);
         }
     }
 }
