@@ -156,6 +156,61 @@ fn joins_that_come_far_apart_offer_every_pending_half_at_once() {
 }
 
 #[test]
+fn a_loop_after_coarse_items_splits_before_its_first_piece() {
+    // The thread's last loop had items of a millisecond: the next loop splits at once, so
+    // its second item waits on the deque for the worker, busy elsewhere, while the caller
+    // runs the first item, which waits for it. Split at the beat only, the loop would find
+    // no idle thread and run both items itself, the first waiting for good.
+    let elsewhere = watchdog(LIMIT, || {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let (busy, taken) = (AtomicBool::new(false), AtomicBool::new(false));
+        let me = thread::current().id();
+        pool.install_here(|| {
+            pool.fold_adaptive(
+                0..2,
+                asat_core::PieceLen::ANY,
+                || (),
+                |(), _| thread::sleep(Duration::from_millis(1)),
+                |(), ()| (),
+                |_| false,
+            );
+            asat_core::join_coarse(
+                || {
+                    while !busy.load(Ordering::SeqCst) {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                    pool.fold_adaptive(
+                        0..2,
+                        asat_core::PieceLen::ANY,
+                        || (),
+                        |(), r| {
+                            if r.contains(&1) {
+                                taken.store(thread::current().id() != me, Ordering::SeqCst);
+                            }
+                            let start = std::time::Instant::now();
+                            while r.contains(&0)
+                                && !taken.load(Ordering::SeqCst)
+                                && start.elapsed() < LIMIT / 4
+                            {
+                                thread::sleep(Duration::from_millis(1));
+                            }
+                        },
+                        |(), ()| (),
+                        |_| false,
+                    );
+                },
+                || {
+                    busy.store(true, Ordering::SeqCst);
+                    thread::sleep(Duration::from_millis(20));
+                },
+            );
+        });
+        taken.into_inner()
+    });
+    assert!(elsewhere, "the loop's second item stayed on the caller");
+}
+
+#[test]
 fn indices_are_unique_among_tasks_running_at_once() {
     fn walk(depth: u32, running: &[AtomicBool], n: usize) {
         if depth == 0 {

@@ -197,6 +197,8 @@ pub(crate) struct Ctx<'a> {
     frames: frame::Frames,
     /// The interval the countdown was last set to.
     interval: &'a Cell<u32>,
+    /// Whether the thread's last loop piece was coarse (`split`).
+    coarse_items: &'a Cell<bool>,
     last_read: Cell<Instant>,
     last_beat: Cell<Instant>,
     /// Where the next steal starts.
@@ -213,7 +215,11 @@ impl<'a> Ctx<'a> {
     fn new(rt: &'a Runtime, index: usize, local: &'a mut Local) -> Self {
         let inner = rt.inner();
         let now = Instant::now();
-        let Local { deque, interval } = local;
+        let Local {
+            deque,
+            interval,
+            coarse_items,
+        } = local;
         debug_assert!(deque.is_empty());
         let countdown = &inner.tasks().countdowns[index];
         // A new start reads its clock at its first join.
@@ -226,6 +232,7 @@ impl<'a> Ctx<'a> {
             countdown,
             frames: frame::Frames::new(),
             interval,
+            coarse_items,
             last_read: Cell::new(now),
             last_beat: Cell::new(beat::call_beat(now, interval.get())),
             victim: Cell::new(index + 1),

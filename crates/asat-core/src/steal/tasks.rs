@@ -49,6 +49,9 @@ pub(crate) struct Local {
     pub(super) deque: Worker<TaskRef>,
     /// Joins between clock reads, as last adapted (see `beat`): kept from call to call.
     pub(super) interval: Cell<u32>,
+    /// Whether the last loop piece this index ran was coarse (`beat::coarse`): a loop it
+    /// starts splits at once (see `split`).
+    pub(super) coarse_items: Cell<bool>,
 }
 
 impl Tasks {
@@ -57,6 +60,7 @@ impl Tasks {
             .map(|_| Local {
                 deque: Worker::new_lifo(),
                 interval: Cell::new(1),
+                coarse_items: Cell::new(false),
             })
             .collect();
         Tasks {
