@@ -369,6 +369,17 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Before a loop's piece, the last read at `last`: whether the loop splits its rest in two
+    /// now. After a coarse piece always (`split`'s module docs), the policy asked again as at a
+    /// beat ([`Ctx::refresh`]); else as [`Ctx::split_due`] says.
+    fn split_now(&self, last: Instant) -> bool {
+        if self.coarse_items.get() {
+            self.refresh(last);
+            return true;
+        }
+        self.split_due(last)
+    }
+
     /// At the end of a loop's piece, read at `now`: whether the loop should split its rest in
     /// two, sharing one half. The thread's beat decides, as for a join ([`Ctx::offer`]); when
     /// it is due and the thread has an older private frame (an enclosing join's, which holds

@@ -134,7 +134,7 @@ impl<T: Send> Fold<'_, T> {
             if r.is_empty() || (self.done)(r.start) {
                 return acc;
             }
-            if r.len() >= min.saturating_mul(2) && (c.coarse_items.get() || c.split_due(last)) {
+            if r.len() >= min.saturating_mul(2) && c.split_now(last) {
                 let mid = r.start + r.len() / 2;
                 let (left, right) = (r.start..mid, mid..r.end);
                 let (a, b) = join::join_here::<true, _, _, _, _>(
