@@ -75,7 +75,7 @@ where
 }
 
 /// [`join_current`] with `b` shared at once (`NOW`) or at the beat. The quickest join (no
-/// frame to keep, no beat due: [`Ctx::quick`]) is inlined where it is called; every other
+/// frame to keep, no beat due: [`ctx::quick`]) is inlined where it is called; every other
 /// goes through [`framed`], so that a recursion's own function saves no more registers than
 /// that needs.
 #[inline]
@@ -86,7 +86,7 @@ where
     RA: Send,
     RB: Send,
 {
-    if !NOW && ctx::with(|c| c.is_some_and(Ctx::quick)) {
+    if !NOW && ctx::quick() {
         let ra = a();
         return (ra, b());
     }
@@ -132,6 +132,7 @@ where
     // SAFETY: `frame` stays here until `settle` unlinks it below, or the guard does if `a`
     // unwinds; the joins `a` makes unlink theirs before they return or unwind.
     unsafe { c.frames.push(&frame) };
+    c.frames_changed();
     if SHARE_NOW {
         c.share_now();
     } else {
@@ -188,7 +189,9 @@ impl Ctx<'_> {
     /// another thread took it.
     #[inline]
     fn settle(&self, frame: &Frame) -> bool {
-        if !self.frames.pop(frame) {
+        let shared = self.frames.pop(frame);
+        self.frames_changed();
+        if !shared {
             return true;
         }
         match self.deque.pop() {

@@ -17,7 +17,10 @@
 //! itself unless another thread took it. A frame is private at first: nobody can see it, and
 //! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
 //! A thread keeps only its few oldest private frames (`frame::KEPT`): a join made while it has
-//! them all runs `a` and `b` with no frame, for a counter's decrement and two loads.
+//! them all runs `a` and `b` with no frame, for two loads and a store: the thread's counter
+//! (below) is found through a thread-local pointer, and while the thread wants frames the
+//! counter carries a flag ([`HELD`]) that sends every join the long way, so that the quickest
+//! join reads nothing else (from the `Ctx` it would read three words more).
 //! A frame is *shared* (its [`TaskRef`] pushed on the thread's deque, where thieves take from
 //! the oldest end) at the thread's *beat*: the thread counts its joins and reads the clock
 //! every few of them (see `beat`), and at its next join whenever another thread has started
@@ -170,6 +173,11 @@ use crate::Runtime;
 /// take them ([`Policy::task_refresh`](crate::Policy::task_refresh)).
 pub const TASK_REFRESH: Duration = Duration::from_millis(10);
 
+/// The flag of a thread's countdown word while the thread keeps fewer frames than it wants
+/// (`frame::Frames::wanted`): no join is quick then, and the quickest join reads one word
+/// (see [`ctx::quick`]).
+const HELD: u32 = 1 << 31;
+
 /// A call from outside counted in [`Tasks::calls`](tasks::Tasks::calls), whose end the policy
 /// is told of ([`Policy::task_call_end`](crate::Policy::task_call_end)).
 struct Call<'a>(&'a Inner);
@@ -190,7 +198,8 @@ pub(crate) struct Ctx<'a> {
     /// The event this thread sleeps on (its latches' too).
     event: &'a Event,
     deque: &'a Worker<TaskRef>,
-    /// Joins left until the next clock read (this index's of
+    /// Joins left until the next clock read, with the [`HELD`] flag while the thread keeps
+    /// fewer frames than it wants (this index's of
     /// [`Tasks::countdowns`](tasks::Tasks::countdowns)).
     countdown: &'a AtomicU32,
     /// The frames of the joins this thread is inside (see `frame`).
@@ -222,8 +231,8 @@ impl<'a> Ctx<'a> {
         } = local;
         debug_assert!(deque.is_empty());
         let countdown = &inner.tasks().countdowns[index];
-        // A new start reads its clock at its first join.
-        countdown.store(1, Ordering::Relaxed);
+        // A new start reads its clock at its first join, and keeps frames (it has none).
+        countdown.store(1 | HELD, Ordering::Relaxed);
         Ctx {
             rt,
             index,
@@ -254,17 +263,27 @@ impl<'a> Ctx<'a> {
         self.index < self.inner().tasks().active()
     }
 
-    /// Whether a join may run its closures at once, with no frame, and counts it: the thread
-    /// keeps enough frames already (`frame`), and its beat is not due for a read (see
-    /// [`Ctx::offer`], which this is when it returns true). False changes nothing.
+    /// Sets the countdown to `n` joins, flagged [`HELD`] while the thread wants frames.
     #[inline]
-    fn quick(&self) -> bool {
+    fn set_countdown(&self, n: u32) {
+        let held = if self.frames.wanted() { HELD } else { 0 };
+        self.countdown.store(n | held, Ordering::Relaxed);
+    }
+
+    /// Flags the countdown [`HELD`] or clears the flag, as the thread's frames now say: after
+    /// a frame was linked, unlinked or shared. A poke that lands between the load and the
+    /// store is lost (see the module docs).
+    #[inline]
+    fn frames_changed(&self) {
         let c = self.countdown.load(Ordering::Relaxed);
-        if self.frames.wanted() || c <= 1 {
-            return false;
+        let set = if self.frames.wanted() {
+            c | HELD
+        } else {
+            c & !HELD
+        };
+        if set != c {
+            self.countdown.store(set, Ordering::Relaxed);
         }
-        self.countdown.store(c - 1, Ordering::Relaxed);
-        true
     }
 
     /// Called at a join's start, its frame pushed: every `interval` joins, shares work if
@@ -272,7 +291,7 @@ impl<'a> Ctx<'a> {
     #[inline]
     fn offer(&self) {
         let c = self.countdown.load(Ordering::Relaxed);
-        if c > 1 {
+        if c & !HELD > 1 {
             self.countdown.store(c - 1, Ordering::Relaxed);
         } else {
             self.offer_slow();
@@ -298,7 +317,7 @@ impl<'a> Ctx<'a> {
             beat::next_interval(self.interval.get(), since_read)
         };
         self.interval.set(interval);
-        self.countdown.store(interval, Ordering::Relaxed);
+        self.set_countdown(interval);
         self.last_read.set(now);
         self.refresh(now);
         let tasks = self.inner().tasks();
@@ -412,6 +431,7 @@ impl<'a> Ctx<'a> {
     fn share_oldest(&self) -> bool {
         match self.frames.share_oldest() {
             Some(t) => {
+                self.frames_changed();
                 self.deque.push(t);
                 true
             }
@@ -488,7 +508,7 @@ impl<'a> Ctx<'a> {
         let now = Instant::now();
         self.last_beat.set(beat::first_beat(now));
         self.last_read.set(now);
-        self.countdown.store(1, Ordering::Relaxed);
+        self.set_countdown(1);
         // SAFETY: `t` was taken out of a queue, which holds each job once (job module docs).
         unsafe { t.run() }
     }

@@ -36,8 +36,9 @@ pub(crate) struct Tasks {
     /// Calls from outside the pool running on it now (see [`Call`](super::Call)).
     pub(super) calls: CachePadded<AtomicUsize>,
     /// Per index: the joins left until that index's thread reads its clock (see
-    /// [`Ctx::offer`](super::Ctx::offer)); a thread that starts to look for work sets the
-    /// others' to zero.
+    /// [`Ctx::offer`](super::Ctx::offer)), flagged while it wants frames (`HELD`); a thread
+    /// that starts to look for work sets the others' to zero (the flag goes with it: the
+    /// thread's next join takes the long way, which puts the flag back where it is due).
     pub(super) countdowns: Box<[CachePadded<AtomicU32>]>,
     /// Per index: tasks for that index's thread alone (a scope's broadcast), taken before
     /// any other work.
