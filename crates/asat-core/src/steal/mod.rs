@@ -16,8 +16,8 @@
 //! `join(a, b)` puts `b` in a frame on the calling thread's stack, runs `a`, then runs `b`
 //! itself unless another thread took it. A frame is private at first: nobody can see it, and
 //! a join whose frame stays private costs a few instructions more than calling `a` and `b`.
-//! A thread keeps only its few oldest private frames (`frame::KEPT`): a join made while it has
-//! them all runs `a` and `b` with no frame, for two loads and a store: the thread's counter
+//! A thread keeps only its oldest private frame (`frame::KEPT`): a join made while it has it
+//! runs `a` and `b` with no frame, for two loads and a store: the thread's counter
 //! (below) is found through a thread-local pointer, and while the thread wants frames the
 //! counter carries a flag ([`HELD`]) that sends every join the long way, so that the quickest
 //! join reads nothing else (from the `Ctx` it would read three words more).
