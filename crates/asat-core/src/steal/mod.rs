@@ -216,8 +216,10 @@ pub(crate) struct Ctx<'a> {
     burst: Cell<usize>,
     /// Joins left that share their frames at once (`beat::coarse`).
     coarse: Cell<u32>,
-    /// Whether no join of this start has read the clock yet.
-    first_read: Cell<bool>,
+    /// Whether the next clock read measures no interval of joins: a start's first, or one a
+    /// burst of shares asked for at the next join (see [`Ctx::offer_slow`]). It is not
+    /// judged for coarse joins and leaves the interval as it is.
+    unjudged: Cell<bool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -247,7 +249,7 @@ impl<'a> Ctx<'a> {
             victim: Cell::new(index + 1),
             burst: Cell::new(0),
             coarse: Cell::new(0),
-            first_read: Cell::new(true),
+            unjudged: Cell::new(true),
         }
     }
 
@@ -303,9 +305,9 @@ impl<'a> Ctx<'a> {
         let now = Instant::now();
         let since_read = now - self.last_read.get();
         // Coarse joins share at once, for `COARSE_JOINS` joins from the last read that found
-        // them so, each reading the clock. A start's first read measures no joins' spacing.
-        let spaced = !self.first_read.replace(false);
-        let coarse = if spaced && beat::coarse(self.interval.get(), since_read) {
+        // them so, each reading the clock. Some reads measure no joins' spacing (`unjudged`).
+        let judged = !self.unjudged.replace(false);
+        let coarse = if judged && beat::coarse(self.interval.get(), since_read) {
             beat::COARSE_JOINS
         } else {
             self.coarse.get().saturating_sub(1)
@@ -313,8 +315,10 @@ impl<'a> Ctx<'a> {
         self.coarse.set(coarse);
         let interval = if coarse > 0 {
             1
-        } else {
+        } else if judged {
             beat::next_interval(self.interval.get(), since_read)
+        } else {
+            self.interval.get()
         };
         self.interval.set(interval);
         self.set_countdown(interval);
@@ -348,6 +352,11 @@ impl<'a> Ctx<'a> {
                 tasks.searching.load(Ordering::Relaxed) + tasks.sleeping.load(Ordering::Relaxed);
             if burst + 1 < idle {
                 self.burst.set(burst + 1);
+                // The next join comes back here, keeping a frame to share: one a join, not
+                // one an interval of joins (a descent whose joins ran quick in between left
+                // threads idle for a leaf's time). That read measures one join's spacing.
+                self.unjudged.set(true);
+                self.set_countdown(1);
                 return;
             }
         }
