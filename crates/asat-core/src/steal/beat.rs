@@ -25,10 +25,16 @@ pub(crate) const AWAKE_BEAT: Duration = Duration::from_micros(25);
 pub(crate) const MAX_INTERVAL: u32 = 1024;
 
 /// The number of joins until the next clock read, after a read that came `since_read` after
-/// the one before, which had been `interval` joins apart.
-pub(crate) fn next_interval(interval: u32, since_read: Duration) -> u32 {
+/// the one before, which had been `interval` joins apart, or fewer where another thread
+/// `poked` the countdown: such a read halves a slow interval but never doubles a quick one
+/// (searchers poke busy threads every few microseconds; the doublings took the interval of a
+/// thread whose joins came between leaves of milliseconds to its cap, and that thread then
+/// ran a thousand joins, leaves and all, before its next read).
+pub(crate) fn next_interval(interval: u32, since_read: Duration, poked: bool) -> u32 {
     if since_read > HEARTBEAT / 4 {
         (interval / 2).max(1)
+    } else if poked {
+        interval
     } else {
         interval.saturating_mul(2).min(MAX_INTERVAL)
     }
@@ -79,6 +85,19 @@ pub(crate) fn call_beat(now: Instant, interval: u32) -> Instant {
     }
 }
 
+/// The interval a call from outside starts with, its thread's clock reads last `interval`
+/// joins apart: kept where its joins came fast (a sum over a small tree, call after call),
+/// else one, a read at every join until reads come quick again (an interval of a few joins
+/// left from a descent of the last call's, between leaves of milliseconds, kept the next
+/// call's first leaves from being shared for that many joins).
+pub(crate) fn call_interval(interval: u32) -> u32 {
+    if interval >= FINE_GRAIN {
+        interval
+    } else {
+        1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,7 +110,7 @@ mod tests {
         let mut i = 1;
         let mut seen = vec![];
         for _ in 0..15 {
-            i = next_interval(i, FAST);
+            i = next_interval(i, FAST, false);
             seen.push(i);
         }
         assert_eq!(&seen[..4], &[2, 4, 8, 16]);
@@ -101,19 +120,30 @@ mod tests {
 
     #[test]
     fn slow_joins_read_the_clock_at_every_join() {
-        assert_eq!(next_interval(MAX_INTERVAL, SLOW), MAX_INTERVAL / 2);
+        assert_eq!(next_interval(MAX_INTERVAL, SLOW, false), MAX_INTERVAL / 2);
         let mut i = MAX_INTERVAL;
         for _ in 0..11 {
-            i = next_interval(i, SLOW);
+            i = next_interval(i, SLOW, false);
         }
         assert_eq!(i, 1);
-        assert_eq!(next_interval(1, SLOW), 1);
+        assert_eq!(next_interval(1, SLOW, false), 1);
     }
 
     #[test]
     fn reads_a_quarter_heartbeat_apart_are_the_turning_point() {
-        assert_eq!(next_interval(8, HEARTBEAT / 4), 16);
-        assert_eq!(next_interval(8, HEARTBEAT / 4 + Duration::from_nanos(1)), 4);
+        assert_eq!(next_interval(8, HEARTBEAT / 4, false), 16);
+        assert_eq!(
+            next_interval(8, HEARTBEAT / 4 + Duration::from_nanos(1), false),
+            4
+        );
+    }
+
+    #[test]
+    fn a_poked_read_halves_a_slow_interval_and_keeps_a_quick_one() {
+        assert_eq!(next_interval(64, FAST, true), 64);
+        assert_eq!(next_interval(MAX_INTERVAL, FAST, true), MAX_INTERVAL);
+        assert_eq!(next_interval(64, SLOW, true), 32);
+        assert_eq!(next_interval(1, SLOW, true), 1);
     }
 
     #[test]
@@ -144,6 +174,14 @@ mod tests {
         assert_eq!(call_beat(now, MAX_INTERVAL), now);
         assert_eq!(call_beat(now, FINE_GRAIN - 1), first_beat(now));
         assert_eq!(call_beat(now, 1), first_beat(now));
+    }
+
+    #[test]
+    fn a_call_keeps_a_fine_interval_and_reads_at_every_join_after_coarse_ones() {
+        assert_eq!(call_interval(MAX_INTERVAL), MAX_INTERVAL);
+        assert_eq!(call_interval(FINE_GRAIN), FINE_GRAIN);
+        assert_eq!(call_interval(FINE_GRAIN - 1), 1);
+        assert_eq!(call_interval(4), 1);
     }
 
     #[test]

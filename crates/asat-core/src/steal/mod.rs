@@ -216,9 +216,10 @@ pub(crate) struct Ctx<'a> {
     burst: Cell<usize>,
     /// Joins left that share their frames at once (`beat::coarse`).
     coarse: Cell<u32>,
-    /// Whether the next clock read measures no interval of joins: a start's first, or one a
-    /// burst of shares asked for at the next join (see [`Ctx::offer_slow`]). It is not
-    /// judged for coarse joins and leaves the interval as it is.
+    /// Whether the next clock read measures no interval of joins: the first of a start (a
+    /// call's or a stolen task's), or one a burst of shares asked for at the next join (see
+    /// [`Ctx::offer_slow`]). It is not judged for coarse joins and leaves the interval as it
+    /// is.
     unjudged: Cell<bool>,
 }
 
@@ -232,6 +233,7 @@ impl<'a> Ctx<'a> {
             coarse_items,
         } = local;
         debug_assert!(deque.is_empty());
+        interval.set(beat::call_interval(interval.get()));
         let countdown = &inner.tasks().countdowns[index];
         // A new start reads its clock at its first join, and keeps frames (it has none).
         countdown.store(1 | HELD, Ordering::Relaxed);
@@ -307,16 +309,22 @@ impl<'a> Ctx<'a> {
         // Coarse joins share at once, for `COARSE_JOINS` joins from the last read that found
         // them so, each reading the clock. Some reads measure no joins' spacing (`unjudged`).
         let judged = !self.unjudged.replace(false);
+        // A poke (module docs) zeroed the countdown: fewer joins than the interval came since
+        // the last read, so a quick read says nothing of their spacing.
+        let poked = self.countdown.load(Ordering::Relaxed) & !HELD == 0;
         let coarse = if judged && beat::coarse(self.interval.get(), since_read) {
             beat::COARSE_JOINS
-        } else {
+        } else if judged {
             self.coarse.get().saturating_sub(1)
+        } else {
+            // A burst's reads do not use up the coarse joins' count.
+            self.coarse.get()
         };
         self.coarse.set(coarse);
         let interval = if coarse > 0 {
             1
         } else if judged {
-            beat::next_interval(self.interval.get(), since_read)
+            beat::next_interval(self.interval.get(), since_read, poked)
         } else {
             self.interval.get()
         };
@@ -517,9 +525,15 @@ impl<'a> Ctx<'a> {
         let now = Instant::now();
         self.last_beat.set(beat::first_beat(now));
         self.last_read.set(now);
+        // Its first join reads the clock, which measures no joins' spacing (judged, each
+        // stolen task's first read doubled the interval: a thief of many small tasks came to
+        // read its clock every few dozen joins, leaves of milliseconds and all).
+        self.unjudged.set(true);
         self.set_countdown(1);
         // SAFETY: `t` was taken out of a queue, which holds each job once (job module docs).
-        unsafe { t.run() }
+        unsafe { t.run() };
+        // A task that made no join leaves the next read (an enclosing task's, after it) judged.
+        self.unjudged.set(false);
     }
 
     /// Runs tasks until `done()`; sleeps when there are none.
