@@ -9,7 +9,9 @@
 //! interval adapts so that reads come about every quarter heartbeat whatever a join's grain:
 //! it doubles while reads come quicker than that (a sum over a tree, a few nanoseconds a
 //! join), and halves while they come slower (leaves that sleep or compute for milliseconds),
-//! down to a read at every join.
+//! down to a read at every join. A read that follows fewer joins than the interval (a poked
+//! one, a stolen task's first, one a burst of shares asked for) never doubles it, and a call
+//! from outside after coarse joins starts at a read a join ([`call_interval`]).
 
 use std::time::{Duration, Instant};
 
