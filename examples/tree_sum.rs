@@ -10,7 +10,9 @@
 //! ```
 //!
 //! - `tree`: the sum of a balanced tree of `--levels` levels with one `join` per node (chili's
-//!   published benchmark) on each runtime: `serial` (no joins), `rayon` (`rayon::join` inside
+//!   published benchmark) on each runtime: `serial` (no joins), `inline` (the joins' recursion
+//!   with a join that only calls both closures: what the recursion costs before any runtime's
+//!   join adds its own), `rayon` (`rayon::join` inside
 //!   `pool.install`), `chili` (`Scope::join` on a scope of the chili pool), `asat`
 //!   (`asat::join` inside `pool.install`) and `asat-here` (the same inside
 //!   `pool.install_here`, on the calling thread). Each round times `--inner` sums per runtime
@@ -41,7 +43,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use asat_peers::stats::{median, process_cpu};
-use asat_peers::tree::{self, format_seconds, Node, RayonJoin};
+use asat_peers::tree::{self, format_seconds, InlineJoin, Node, RayonJoin};
 use clap::{Parser, Subcommand};
 
 #[path = "common/asat_join.rs"]
@@ -211,7 +213,7 @@ fn fail(code: i32, message: &str) -> ! {
     std::process::exit(code)
 }
 
-const TREE_RUNTIMES: [&str; 5] = ["serial", "rayon", "chili", "asat", "asat-here"];
+const TREE_RUNTIMES: [&str; 6] = ["serial", "inline", "rayon", "chili", "asat", "asat-here"];
 
 /// `k` sums by `sum`: how many differed from `expected`, and the first that did.
 fn sums(k: usize, expected: u64, mut sum: impl FnMut() -> u64) -> (usize, Option<u64>) {
@@ -250,6 +252,9 @@ fn tree_mode(levels: u32, threads: usize, reps: usize, inner: usize) {
             let t = Instant::now();
             let (wrong, first) = match *name {
                 "serial" => sums(inner, expected, || tree::sum_serial(black_box(tree))),
+                "inline" => sums(inner, expected, || {
+                    tree::sum_join::<InlineJoin>(black_box(tree))
+                }),
                 "rayon" => rayon.install(|| sums(inner, expected, || tree::sum_rayon(tree))),
                 "chili" => {
                     let mut scope = chili.scope();
