@@ -2,7 +2,9 @@
 # docs/results/asat_sim/table.md: per machine size, jobs and scenario, the ranges over seeds.
 #   python3 scripts/asat_sim_table.py DIR...
 # `never`: no evaluation after which the sum of teams stayed in [P, P + k] (or no regain);
-# `-`: the scenario has no departure to regain from.
+# `-`: the scenario has no departure to regain from (or, for the hogs' CPU, has no hogs).
+# hogs' CPU: what the hogs got until the last job left, a share of a CPU each, beside asat's
+# jobs and beside fixed teams.
 import collections
 import csv
 import sys
@@ -26,18 +28,22 @@ def span(vals, fmt):
     return s + (f" ({never} never)" if never else "")
 
 
-print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|")
-print("|---|---|---|---|---|---|---|---|---|")
+print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|hogs' CPU: asat; fixed|")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for key in sorted(groups):
     rs = groups[key]
     ratio = [str(float(r['makespan']) / float(r['makespan_fixed']))
              if r['makespan'] and r['makespan_fixed'] else '' for r in rs]
     regain = [r['regain_evals'] for r in rs]
+    hogs = [r.get('hog_share', '') for r in rs]
+    hogs_fixed = [r.get('hog_share_fixed', '') for r in rs]
+    pct = lambda x: f'{100 * x:.0f}%'
     cells = [
         span([r['settle_evals'] for r in rs], lambda x: str(int(x))),
         span([r['max_share_dev'] for r in rs], lambda x: f'{100 * x:.0f}%'),
         span([r['moves_per_eval_after'] for r in rs], lambda x: f'{x:.2f}'),
         span(regain, lambda x: str(int(x))) if any(regain) else '-',
         span(ratio, lambda x: f'{x:.2f}'),
+        f"{span(hogs, pct)}; {span(hogs_fixed, pct)}" if any(hogs) else '-',
     ]
     print(f"|{key[0]}|{key[1]}|{key[2]}|{len(rs)}|" + "|".join(cells) + "|")

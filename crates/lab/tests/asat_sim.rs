@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use asat::adaptive::Rule;
-use asat_lab::asat_sim::{makespan, run, summarize, Config, Scenario, TracePoint};
+use asat_lab::asat_sim::{makespan, makespan_run, run, summarize, Config, Scenario, TracePoint};
 
 const EVAL: Duration = Duration::from_millis(200);
 
@@ -357,6 +357,38 @@ fn a_job_alone_finishes_as_soon_as_a_fixed_team_and_crowded_jobs_sooner() {
         "4 jobs: {asat:?} against {fixed:?}"
     );
     assert!(fixed.as_secs_f64() >= 4.0, "4 jobs of 1 s each: {fixed:?}");
+}
+
+#[test]
+fn asat_leaves_the_hogs_their_cpus_where_fixed_teams_take_a_share() {
+    // Four jobs beside four single-threaded hogs on 16 CPUs: asat's jobs come to the 12 CPUs
+    // the hogs leave, so each hog keeps (nearly) a whole CPU; fixed teams of 16 threads each
+    // queue behind the hogs and take part of their CPUs (less than all: their members block
+    // at barriers).
+    let p = 16;
+    let cfg = Config::new(p, Rule::Asat, 1);
+    let sc = Scenario::hogs(p, 4, EVAL).with_work(EVAL * 5 * p as u32, EVAL * 400);
+    let asat = makespan_run(&cfg, &sc)
+        .unwrap()
+        .expect("every job finishes");
+    let fixed = makespan_run(&Config { fixed: true, ..cfg }, &sc)
+        .unwrap()
+        .expect("every job finishes");
+    let (a, f) = (asat.hog_share.unwrap(), fixed.hog_share.unwrap());
+    assert!(
+        a >= 0.9,
+        "beside asat's jobs the hogs got {a:.2} of a CPU each"
+    );
+    assert!(
+        f < a - 0.1,
+        "beside fixed teams {f:.2}, beside asat's jobs {a:.2}"
+    );
+    // without hogs, nothing to say
+    let none = Scenario::together(p, 2, EVAL).with_work(EVAL * p as u32, EVAL * 400);
+    let m = makespan_run(&cfg, &none)
+        .unwrap()
+        .expect("every job finishes");
+    assert_eq!(m.hog_share, None);
 }
 
 #[test]

@@ -167,10 +167,40 @@ pub fn run(cfg: &Config, scenario: &Scenario) -> Result<Vec<TracePoint>, Error> 
 /// # Ok::<(), asat_lab::Error>(())
 /// ```
 pub fn makespan(cfg: &Config, scenario: &Scenario) -> Result<Option<Duration>, Error> {
+    Ok(makespan_run(cfg, scenario)?.map(|m| m.time))
+}
+
+/// A [`makespan_run`]'s outcome.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Makespan {
+    /// When the last job left.
+    pub time: Duration,
+    /// The CPU the scenario's hogs got until then, as a share of what each would have had
+    /// alone on a CPU (1: a whole CPU each); `None` without hogs.
+    pub hog_share: Option<f64>,
+}
+
+/// [`makespan`], with what the jobs left the hogs meanwhile.
+///
+/// ```
+/// use asat_lab::asat_sim::{makespan_run, Config, Scenario};
+/// use asat_core::adaptive::Rule;
+/// let cfg = Config::new(4, Rule::Asat, 1);
+/// let eval = cfg.asat.eval_interval;
+/// let sc = Scenario::hogs(4, 1, eval).with_work(eval * 2, eval * 100);
+/// let m = makespan_run(&cfg, &sc)?.unwrap();
+/// let share = m.hog_share.unwrap();
+/// assert!(share > 0.0 && share <= 1.0);
+/// # Ok::<(), asat_lab::Error>(())
+/// ```
+pub fn makespan_run(cfg: &Config, scenario: &Scenario) -> Result<Option<Makespan>, Error> {
     check(cfg, scenario)?;
     let mut w = world::World::new(cfg, scenario);
     w.run(scenario.end);
-    Ok(w.makespan())
+    Ok(w.makespan().map(|time| Makespan {
+        time,
+        hog_share: w.hog_share(),
+    }))
 }
 
 fn check(cfg: &Config, sc: &Scenario) -> Result<(), Error> {

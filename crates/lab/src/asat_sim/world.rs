@@ -166,6 +166,20 @@ impl<'a> World<'a> {
             .try_fold(Duration::ZERO, |a, l| l.map(|l| a.max(l)))
     }
 
+    /// The hogs' CPU time so far over what they would have had alone on a CPU each; `None`
+    /// without hogs.
+    pub(super) fn hog_share(&self) -> Option<f64> {
+        let hogs: Vec<Tid> = (0..self.owners.len())
+            .filter(|&t| matches!(self.owners[t], Owner::Hog))
+            .collect();
+        let elapsed = self.eng.now();
+        if hogs.is_empty() || elapsed == 0 {
+            return None;
+        }
+        let ran: u64 = hogs.iter().map(|&t| self.eng.times(t).0).sum();
+        Some(ran as f64 / (hogs.len() as f64 * elapsed as f64))
+    }
+
     fn member(&self, tid: Tid) -> Option<(usize, usize)> {
         match self.owners[tid] {
             Owner::Member { job, m } if !self.jobs[job].gone => Some((job, m)),

@@ -18,12 +18,14 @@
 //!   one row per evaluation of each job, for the first seed;
 //! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario x seed with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
-//!   moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed` (see
-//!   [`Summary`]; an empty cell is "never" or "not applicable").
+//!   moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,
+//!   hog_share_fixed` (see [`Summary`]; an empty cell is "never" or "not applicable").
 //!   `makespan` is the time in seconds from the start to the last job's end when every job
 //!   of the scenario (same arrivals, grains and hogs) has the same work, `--work-evals`
 //!   evaluation intervals of P CPUs, and leaves when it is done; `makespan_fixed` is the same
-//!   with a fixed team of P threads per job ([`sim::makespan`]);
+//!   with a fixed team of P threads per job ([`sim::makespan`]); `hog_share` and
+//!   `hog_share_fixed`, the CPU the hogs got until then, as a share of a CPU each
+//!   ([`sim::makespan_run`]);
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
 //!
@@ -31,10 +33,10 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use asat::adaptive::Rule;
-use asat_lab::asat_sim::{self as sim, Config, Scenario, Summary, TracePoint};
+use asat_lab::asat_sim::{self as sim, Config, Makespan, Scenario, Summary, TracePoint};
 use asat_lab::files;
 use asat_peers::cli::dedup_in_order;
 use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
@@ -76,8 +78,8 @@ struct Cell {
     seed: u64,
     trace: Vec<TracePoint>,
     summary: Summary,
-    makespan: Option<Duration>,
-    fixed: Option<Duration>,
+    makespan: Option<Makespan>,
+    fixed: Option<Makespan>,
 }
 
 /// `7` or `1-10`.
@@ -179,8 +181,8 @@ fn makespans(
     cfg: &Config,
     sc: &Scenario,
     work_evals: u32,
-    known: Option<Option<Duration>>,
-) -> Result<(Option<Duration>, Option<Duration>), Box<dyn std::error::Error>> {
+    known: Option<Option<Makespan>>,
+) -> Result<(Option<Makespan>, Option<Makespan>), Box<dyn std::error::Error>> {
     if work_evals == 0 {
         return Ok((None, None));
     }
@@ -190,10 +192,10 @@ fn makespans(
     let last = sc.jobs.iter().map(|j| j.arrive).max().unwrap_or_default();
     let limit = (last + eval * work_evals * 4 * sc.jobs.len() as u32).min(sim::MAX_DURATION);
     let with_work = sc.with_work(work, limit);
-    let rule = sim::makespan(cfg, &with_work)?;
+    let rule = sim::makespan_run(cfg, &with_work)?;
     let fixed = match known {
         Some(f) => f,
-        None => sim::makespan(
+        None => sim::makespan_run(
             &Config {
                 fixed: true,
                 ..cfg.clone()
@@ -220,8 +222,9 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
     )?;
     let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
-    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed")?;
-    let secs = |d: Option<Duration>| opt_f(d.map(|d| d.as_secs_f64()), 3);
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,hog_share_fixed")?;
+    let secs = |m: Option<Makespan>| opt_f(m.map(|m| m.time.as_secs_f64()), 3);
+    let hogs = |m: Option<Makespan>| opt_f(m.and_then(|m| m.hog_share), 3);
     for c in cells {
         for p in &c.trace {
             writeln!(
@@ -240,7 +243,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         let m = &c.summary;
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.rule,
             c.processors,
             c.jobs,
@@ -253,7 +256,9 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
             opt_f(m.efficiency, 3),
             secs(c.makespan),
             secs(c.fixed),
-            c.seed
+            c.seed,
+            hogs(c.makespan),
+            hogs(c.fixed)
         )?;
     }
     t.flush()?;
@@ -261,21 +266,28 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
 }
 
 fn print_table(cells: &[Cell]) {
-    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio | hogs' CPU, fixed's |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         let m = &c.summary;
         let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
         let ratio = match (c.makespan, c.fixed) {
-            (Some(a), Some(f)) if !f.is_zero() => {
-                format!("{:.2}", a.as_secs_f64() / f.as_secs_f64())
+            (Some(a), Some(f)) if !f.time.is_zero() => {
+                format!("{:.2}", a.time.as_secs_f64() / f.time.as_secs_f64())
             }
             _ => "-".into(),
         };
         let secs =
-            |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.2}", d.as_secs_f64()));
+            |m: Option<Makespan>| m.map_or("-".into(), |m| format!("{:.2}", m.time.as_secs_f64()));
+        let hogs = match (
+            c.makespan.and_then(|m| m.hog_share),
+            c.fixed.and_then(|m| m.hog_share),
+        ) {
+            (Some(a), Some(f)) => format!("{:.0}%, {:.0}%", a * 100.0, f * 100.0),
+            _ => "-".into(),
+        };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.rule,
             c.processors,
             c.jobs,
@@ -292,6 +304,7 @@ fn print_table(cells: &[Cell]) {
             secs(c.makespan),
             secs(c.fixed),
             ratio,
+            hogs,
         );
     }
 }
