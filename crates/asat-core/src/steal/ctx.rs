@@ -7,7 +7,9 @@
 //!
 //! Beside it, a pointer to that `Ctx`'s countdown word (see [`Ctx::offer`]), so that the
 //! quickest join ([`quick`]) reads one thread-local and one word, where going through the
-//! `Ctx` would read three.
+//! `Ctx` would read three. A thread that runs no tasks points at `NONE`, a countdown
+//! flagged [`HELD`] that no join ever changes, so that the quickest join need not test for
+//! null.
 
 use std::cell::Cell;
 use std::ptr;
@@ -15,15 +17,33 @@ use std::ptr;
 use super::{Ctx, HELD};
 use crate::sync::{AtomicU32, Ordering};
 
+/// The countdown of a thread that runs no tasks: flagged [`HELD`], so every join there goes
+/// the long way (to `with`, which finds no `Ctx`), and no join ever writes it.
+#[cfg(not(loom))]
+static NONE: AtomicU32 = AtomicU32::new(HELD);
+
 #[cfg(not(loom))]
 thread_local! {
     static CTX: Cell<*const ()> = const { Cell::new(ptr::null()) };
-    static COUNTDOWN: Cell<*const AtomicU32> = const { Cell::new(ptr::null()) };
+    static COUNTDOWN: Cell<*const AtomicU32> = const { Cell::new(&NONE) };
 }
+
+// loom's atomics are not `const`: each thread, and each `hide`, leaks one of its own.
 #[cfg(loom)]
 loom::thread_local! {
     static CTX: Cell<*const ()> = Cell::new(ptr::null());
-    static COUNTDOWN: Cell<*const AtomicU32> = Cell::new(ptr::null());
+    static COUNTDOWN: Cell<*const AtomicU32> = Cell::new(none());
+}
+
+/// The countdown pointer of a thread that runs no tasks.
+#[cfg(not(loom))]
+fn none() -> *const AtomicU32 {
+    &NONE
+}
+
+#[cfg(loom)]
+fn none() -> *const AtomicU32 {
+    Box::leak(Box::new(AtomicU32::new(HELD)))
 }
 
 /// Puts back the pointers an [`enter`] replaced.
@@ -55,7 +75,7 @@ pub(super) fn enter<R>(ctx: &Ctx<'_>, f: impl FnOnce() -> R) -> R {
 /// Runs `f` with no `Ctx` on the calling thread; what was there before is put back when `f`
 /// returns or unwinds.
 pub(crate) fn hide<R>(f: impl FnOnce() -> R) -> R {
-    let _restore = set(ptr::null(), ptr::null());
+    let _restore = set(ptr::null(), none());
     f()
 }
 
@@ -66,12 +86,10 @@ pub(crate) fn hide<R>(f: impl FnOnce() -> R) -> R {
 #[inline]
 pub(super) fn quick() -> bool {
     let p = COUNTDOWN.with(Cell::get);
-    // SAFETY: a non-null pointer was stored by an `enter` still running on this thread (as
-    // for `CTX`, see `with`), from the `Ctx` it borrows, whose countdown lives in the
-    // runtime's state, which that `Ctx` borrows too.
-    let Some(countdown) = (unsafe { p.as_ref() }) else {
-        return false;
-    };
+    // SAFETY: the pointer is `NONE`'s (a static, or under loom a leaked box), or was stored
+    // by an `enter` still running on this thread (as for `CTX`, see `with`), from the `Ctx`
+    // it borrows, whose countdown lives in the runtime's state, which that `Ctx` borrows too.
+    let countdown = unsafe { &*p };
     let c = countdown.load(Ordering::Relaxed);
     if c & HELD != 0 || c <= 1 {
         return false;
