@@ -7,16 +7,16 @@
 //! The sums recurse into both children of every node, leaves included (a leaf joins two empty
 //! sides), so a tree of `levels` levels makes `2^levels - 1` joins.
 //!
-//! Code shape: [`sum_join`] and [`sum_serial`]'s recursion are each kept a function of their
-//! own (`#[inline(never)]`; the serial one private, so that it calls itself directly and not
-//! through the global offset table, as the public function did), so that every sum recurses
-//! through its own function, which tests a child for `None` before calling itself. Left to itself,
-//! the compiler inlined `sum_join` into the `Option::map_or` that calls it and recursed
-//! through that, calling it once more for each empty child of a leaf: 2047 calls a 1023-node
-//! sum instead of 1023, and 1.6x the serial sum's time with [`InlineJoin`], a join that
-//! does nothing but call both closures (0.9x with the attribute), before any runtime's join
-//! added its cost. chili's sum ([`sum_chili`]) keeps the compiler's choice, which measured
-//! faster for it (2.0x serial at best against 2.4x with the attribute).
+//! Code shape: [`sum_join`] and [`sum_serial`]'s recursion are each kept a function of their own
+//! (`#[inline(never)]`; the serial one private, so that it calls itself directly and not through
+//! the global offset table, as the public function did), so that every sum recurses through its own
+//! function, which tests a child for `None` before calling itself. Left to itself, the compiler
+//! inlined `sum_join` into the `Option::map_or` that calls it and recursed through that, calling it
+//! once more for each empty child of a leaf: 2047 calls a 1023-node sum instead of 1023, and 1.6x
+//! the serial sum's time with [`InlineJoin`], a join that does nothing but call both closures
+//! (0.94-1.04x with the attribute), before any runtime's join added its cost. chili's sum
+//! ([`sum_chili`]) keeps the compiler's choice, which measured faster for it (2.0x serial at best
+//! against 2.4x with the attribute).
 //!
 //! Memory order: [`Node::tree`] allocates each node after its two subtrees (as
 //! `Box::new(build(..))` does, in chili's benchmark too), left before right, so the tree lies
