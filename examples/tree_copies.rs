@@ -9,7 +9,8 @@
 //! the same with the `asat` policy), this starts that many processes of itself. Each builds a
 //! tree of `--levels` levels, reports ready, and once every copy is ready (so that building
 //! is not timed) sums its tree `--sums` times with a `join` per node (checking each sum) and
-//! prints its wall and CPU seconds. The table gives, per runtime, the time until the last copy
+//! prints its wall and CPU seconds (`--sums 10,3`: copies of unequal work, some of which
+//! leave while others run). The table gives, per runtime, the time until the last copy
 //! finished and the copies' CPU time, in seconds and beside the best of serial, rayon and
 //! `asat-fixed` (time) and serial (CPU). The runtimes take turns, `--runs` times; medians.
 
@@ -35,9 +36,10 @@ struct Args {
     /// Levels of each copy's tree (2^levels - 1 nodes; 24 levels take about 0.5 GB a copy).
     #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=26))]
     levels: u32,
-    /// Sums each copy times.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    sums: u32,
+    /// Sums each copy times; a list gives the copies their numbers in turn (`10,3`: the
+    /// first copy 10, the second 3, the third 10, ...), so that copies leave while others run.
+    #[arg(long, default_value = "3", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    sums: Vec<u32>,
     /// Threads of each copy's pool [default: the machine's CPUs].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
@@ -58,14 +60,20 @@ fn main() {
         |t| t as usize,
     );
     if let Some(runtime) = &args.copy {
-        return copy(runtime, args.levels, args.sums, threads);
+        return copy(runtime, args.levels, args.sums[0], threads);
     }
     if args.copies.contains(&0) {
         fail("--copies takes numbers from 1 up");
     }
     println!(
         "tree of {} levels, {} sums a copy, pools of {threads} threads, median of {} runs",
-        args.levels, args.sums, args.runs
+        args.levels,
+        args.sums
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        args.runs
     );
     println!(
         "{:>6} {:<11} {:>10} {:>9} {:>10} {:>9}",
@@ -101,10 +109,11 @@ fn main() {
 fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> (f64, f64) {
     let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("own path: {e}")));
     let mut children: Vec<Child> = (0..k)
-        .map(|_| {
+        .map(|i| {
+            let sums = args.sums[i % args.sums.len()];
             Command::new(&exe)
                 .args(["--copy", name, "--levels", &args.levels.to_string()])
-                .args(["--sums", &args.sums.to_string()])
+                .args(["--sums", &sums.to_string()])
                 .args(["--threads", &threads.to_string()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())

@@ -218,7 +218,9 @@
 //! Alone or beside load that claims no share, `round(free)` threads take tasks, at least 1
 //! and at most the pool's size (all of them where the kernel does not say); beside other
 //! parallel jobs, its equal share, rounded as regions round it, on probation when it grows
-//! to it. Copies of one program therefore share the machine equally, whenever
+//! to it; below its pool, it reads early when CPUs fall idle ([`tasks`], "Early readings"),
+//! so that a job's departure frees its CPUs for the others within tens of milliseconds.
+//! Copies of one program therefore share the machine equally, whenever
 //! each started: each one's own CPU time counts as free for it, and the share evens out what
 //! the free CPUs alone would keep unequal. Once regions have been evaluated, their team size
 //! is used for tasks too.
@@ -397,6 +399,11 @@ struct TaskMeasure {
     readings: Readings,
     last: Instant,
     team: tasks::TaskTeam,
+    /// The machine's CPUs, as the last reading found them.
+    cpus: Option<usize>,
+    /// The last look at the machine's runnable threads ([`tasks::Looks`]).
+    looked: Instant,
+    looks: tasks::Looks,
 }
 
 impl Default for Asat {
@@ -512,9 +519,21 @@ impl Asat {
             return logic.threads();
         };
         let now = Instant::now();
-        if now.saturating_duration_since(m.last) >= config.eval_interval / tasks::READINGS {
+        let since = now.saturating_duration_since(m.last);
+        let early = m.team.team() < max_threads
+            && now.saturating_duration_since(m.looked) >= tasks::LOOK_INTERVAL
+            && {
+                m.looked = now;
+                pressure::running_now()
+                    .zip(m.cpus)
+                    .is_some_and(|(running, cpus)| m.looks.look(running, cpus, since))
+            };
+        if early || since >= config.eval_interval / tasks::READINGS {
             let r = m.readings.sample(now);
+            let before = m.team.team();
+            m.cpus = r.cpus.or(m.cpus);
             m.team.next(r.free, r.equal, r.rank);
+            m.looks.read(early, m.team.team() > before);
             m.last = now;
         }
         m.team.team().min(max_threads.max(1))
@@ -568,10 +587,13 @@ impl Policy for Asat {
         st.readings = (c.rule == Rule::Asat).then(Readings::with_procs);
         st.tasks = (c.rule == Rule::Asat).then(|| {
             let (mut readings, last) = (Readings::with_procs(), Instant::now());
-            readings.sample(last);
+            let cpus = readings.sample(last).cpus;
             TaskMeasure {
                 readings,
                 last,
+                cpus,
+                looked: last,
+                looks: tasks::Looks::default(),
                 team: tasks::TaskTeam::new(rt.max_threads, u),
             }
         });

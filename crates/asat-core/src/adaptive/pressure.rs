@@ -51,6 +51,8 @@ pub(crate) struct Reading {
     /// This job's place among the share's claimants, and their number
     /// ([`fair::share_place`](super::fair::share_place)).
     pub(crate) rank: Option<(usize, usize)>,
+    /// The machine's online CPUs.
+    pub(crate) cpus: Option<usize>,
 }
 
 impl Readings {
@@ -119,6 +121,7 @@ impl Readings {
             free,
             equal,
             rank,
+            cpus: idle.map(|i| i.cpus),
         }
     }
 }
@@ -142,6 +145,22 @@ pub fn free_cpus(cpus: usize, not_busy: f64, run: f64, wall: f64) -> Option<f64>
     let busy = (1.0 - not_busy.clamp(0.0, 1.0)) * cpus;
     let others = (busy - run.max(0.0) / wall).max(0.0);
     Some((cpus - others).clamp(0.0, cpus))
+}
+
+/// The threads of the whole machine runnable right now, the caller included (the first
+/// number of the fourth field of `/proc/loadavg`); `None` where the file cannot be read.
+pub(crate) fn running_now() -> Option<u64> {
+    loadavg_running(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// The runnable threads of a `/proc/loadavg` line: `0.37 1.05 1.38 3/76 7141` gives 3.
+pub(crate) fn loadavg_running(text: &str) -> Option<u64> {
+    text.split_whitespace()
+        .nth(3)?
+        .split_once('/')?
+        .0
+        .parse()
+        .ok()
 }
 
 /// Reads the CPU pressure counter and turns two readings into a stall fraction.
@@ -323,6 +342,15 @@ pub(crate) fn stall_fraction(prev: (u64, Instant), now: (u64, Instant)) -> f64 {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn the_runnable_threads_are_the_fourth_field_of_loadavg() {
+        assert_eq!(loadavg_running("0.37 1.05 1.38 3/76 7141\n"), Some(3));
+        assert_eq!(loadavg_running("12.00 8.50 4.10 130/2048 99"), Some(130));
+        assert_eq!(loadavg_running("0.37 1.05 1.38"), None);
+        assert_eq!(loadavg_running("0.37 1.05 1.38 x/76 7141"), None);
+        assert!(running_now().is_some_and(|n| n >= 1), "this thread runs");
+    }
 
     #[test]
     fn parses_the_some_total() {

@@ -28,14 +28,18 @@ pub(crate) struct Stat {
     pub(crate) start: u64,
 }
 
-/// The fields of a `stat` line that [`Stat`] keeps (`None` when it is malformed). The
-/// command name, in parentheses, may itself hold spaces and parentheses: the fields are
+/// The fields of a `stat` line that [`Stat`] keeps (`None` when it is malformed, and for a
+/// process that has ended: a zombie, state `Z`, whose parent has not yet reaped it, or `X`).
+/// The command name, in parentheses, may itself hold spaces and parentheses: the fields are
 /// counted from the last `)`.
 pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
     let rest = &text[text.rfind(')')? + 1..];
     // fields from the 3rd (state) on: utime is the 14th, stime the 15th, num_threads the
     // 20th, starttime the 22nd
     let f: Vec<&str> = rest.split_whitespace().take(20).collect();
+    if matches!(f.first(), Some(&("Z" | "X"))) {
+        return None;
+    }
     let num = |i: usize| f.get(i - 3)?.parse::<u64>().ok();
     Some(Stat {
         ticks: num(14)?.saturating_add(num(15)?),
@@ -146,6 +150,14 @@ mod tests {
             })
         );
         assert_eq!(parse_stat("4242 (x) R 1 2"), None);
+        let zombie = "4243 (sleep) Z 7196 7194 6001 0 -1 4227084 77 0 0 0 3 1 0 0 20 0 1 0 \
+                      3002134 0 0 18446744073709551615";
+        assert_eq!(
+            parse_stat(zombie),
+            None,
+            "ended: its parent has not reaped it yet"
+        );
+        assert!(parse_stat(&zombie.replace(" Z ", " S ")).is_some());
         assert_eq!(parse_stat("no parenthesis"), None);
         assert_eq!(parse_stat(""), None);
     }

@@ -1,7 +1,7 @@
 //! How many threads take tasks in a program made only of `join` and loops on tasks, before
 //! any region has been evaluated: a pure state machine fed one reading of the kernel at a
-//! time ([`TaskTeam::next`]), at most [`READINGS`] times per evaluation interval (module
-//! docs, "Programs of tasks").
+//! time ([`TaskTeam::next`]), [`READINGS`] times per evaluation interval and once more where
+//! CPUs fall idle ("Early readings" below; the module docs, "Programs of tasks").
 //!
 //! Such a program times no barrier, so the team follows what the kernel says:
 //!
@@ -18,6 +18,21 @@
 //!   with each failure up to [`MAX_BACKOFF`](super::MAX_BACKOFF), and tries again. The same
 //!   check applies to a team that holds its share: a job that arrives and does not give way
 //!   sends it back to the free CPUs.
+//!
+//! # Early readings
+//!
+//! A team below its pool waits for CPUs to come free, and a job that leaves frees them all at
+//! once: at one reading per interval the others would take them up to an interval later. So
+//! between readings such a team looks at the machine's runnable threads (`/proc/loadavg`: a
+//! count of now, not an average) at most every [`LOOK_INTERVAL`], and reads the kernel at once
+//! when [`IDLE_LOOKS`] looks in a row found fewer runnable threads than CPUs, at least
+//! [`EARLY_READING`] after the last reading ([`Looks`]). The reading decides as any other
+//! (a job that ended is gone from its share's claimants, zombies included); an early reading
+//! that left the team as it was is the last before the next regular one, so that load that
+//! leaves CPUs idle for moments (I/O, serial phases) costs at most a reading per interval
+//! more.
+
+use std::time::Duration;
 
 use super::fair;
 
@@ -37,6 +52,47 @@ pub const HELD_FRACTION: f64 = 0.75;
 /// stays long enough for the kernel's clock-tick counts of the other processes' CPU time
 /// (10 ms each: 0.1 CPU over a reading).
 pub const READINGS: u32 = 2;
+
+/// Between readings, a team below its pool looks at the machine's runnable threads at most
+/// this often (a small file: a few microseconds).
+pub const LOOK_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Looks in a row that must find a CPU with nothing to run before a reading comes early.
+pub const IDLE_LOOKS: u32 = 2;
+
+/// The least time between an early reading and the one before it: the kernel counts idle
+/// and process CPU time in ticks of 10 ms.
+pub const EARLY_READING: Duration = Duration::from_millis(20);
+
+/// Quick looks between readings at the machine's runnable threads (see the module docs,
+/// "Early readings"): whether a team below its pool reads the kernel before its interval is
+/// over.
+#[derive(Clone, Debug, Default)]
+pub struct Looks {
+    /// Looks in a row that found a CPU with nothing to run.
+    idle: u32,
+    /// An early reading since the last regular one left the team as it was.
+    spent: bool,
+}
+
+impl Looks {
+    /// One look found `running` threads runnable on a machine of `cpus` CPUs (the looking
+    /// thread included), `since` the last reading: whether to read the kernel now.
+    pub fn look(&mut self, running: u64, cpus: usize, since: Duration) -> bool {
+        self.idle = if running < cpus as u64 {
+            self.idle + 1
+        } else {
+            0
+        };
+        !self.spent && self.idle >= IDLE_LOOKS && since >= EARLY_READING
+    }
+
+    /// A reading was taken, `early` or at its interval, after which the team `grew` or not.
+    pub fn read(&mut self, early: bool, grew: bool) {
+        self.idle = 0;
+        self.spent = early && !grew;
+    }
+}
 
 /// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
 /// machine, for a pool of `max` threads: `round(free)`, at least 1 and at most `max`; `max`
@@ -136,6 +192,39 @@ impl TaskTeam {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reading_comes_early_after_looks_in_a_row_find_a_cpu_idle() {
+        let ms = Duration::from_millis;
+        let mut l = Looks::default();
+        assert!(!l.look(1, 2, ms(50)), "one look is not enough");
+        assert!(!l.look(2, 2, ms(60)), "every CPU has a thread again");
+        assert!(!l.look(1, 2, ms(70)));
+        assert!(l.look(0, 2, ms(80)), "two in a row");
+        l.read(true, true);
+        assert!(!l.look(1, 2, ms(10)), "the count starts again at a reading");
+        assert!(!l.look(1, 2, ms(15)), "too soon after the reading");
+        assert!(l.look(1, 2, ms(20)));
+        l.read(true, true);
+        assert!(!l.look(64, 64, ms(20)) && !l.look(63, 64, ms(30)));
+        assert!(
+            l.look(40, 64, ms(40)),
+            "63 and 40 threads runnable on 64 CPUs"
+        );
+    }
+
+    #[test]
+    fn an_early_reading_that_left_the_team_waits_for_the_next_regular_one() {
+        let ms = Duration::from_millis;
+        let mut l = Looks::default();
+        assert!(!l.look(1, 2, ms(30)) && l.look(1, 2, ms(40)));
+        l.read(true, false);
+        for t in 3..10 {
+            assert!(!l.look(1, 2, ms(10 * t)), "spent until a regular reading");
+        }
+        l.read(false, false);
+        assert!(!l.look(1, 2, ms(30)) && l.look(1, 2, ms(40)));
+    }
 
     #[test]
     fn tasks_take_the_free_cpus_rounded_within_the_pool() {
