@@ -210,8 +210,8 @@
 //!
 //! A program made only of `join` and loops on tasks starts no region, so no evaluation
 //! happens and no barrier is timed. Until its first evaluation, ASAT sizes the threads that
-//! take tasks ([`Policy::task_workers`]) from the kernel alone ([`tasks`]): at most
-//! [`tasks::READINGS`] times per `eval_interval`, at a call from outside the pool or, while a
+//! take tasks ([`Policy::task_workers`]) from the kernel alone ([`tasks`]): [`tasks::READINGS`]
+//! times per `eval_interval` (and early, below), at a call from outside the pool or, while a
 //! call runs, when a thread running its tasks asks again ([`Policy::task_refresh`]), it reads
 //! the CPUs the rest of the machine left free since the last reading (the first reading is
 //! taken when the runtime is built, the other processes' included) and the equal share.
@@ -547,8 +547,9 @@ impl Policy for Asat {
 
     /// Before the first evaluation, the threads the kernel's readings allow (see "Programs
     /// of tasks"; reading the kernel's files, tens of microseconds alone and about a
-    /// millisecond on a machine shared with other processes, happens at most
-    /// [`tasks::READINGS`] times per `eval_interval`); after it, the team size of the last
+    /// millisecond on a machine shared with other processes, happens [`tasks::READINGS`]
+    /// times per `eval_interval`, and early where CPUs fall idle: [`tasks::Looks`]);
+    /// after it, the team size of the last
     /// evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
         self.tasks_now(max_threads)
