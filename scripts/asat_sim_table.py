@@ -40,7 +40,7 @@ for key in sorted(groups):
     pct = lambda x: f'{100 * x:.0f}%'
     cells = [
         span([r['settle_evals'] for r in rs], lambda x: str(int(x))),
-        span([r['max_share_dev'] for r in rs], lambda x: f'{100 * x:.0f}%'),
+        span([r['max_share_dev'] for r in rs], pct),
         span([r['moves_per_eval_after'] for r in rs], lambda x: f'{x:.2f}'),
         span(regain, lambda x: str(int(x))) if any(regain) else '-',
         span(ratio, lambda x: f'{x:.2f}'),

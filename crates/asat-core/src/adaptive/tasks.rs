@@ -80,7 +80,7 @@ impl Looks {
     /// thread included), `since` the last reading: whether to read the kernel now.
     pub fn look(&mut self, running: u64, cpus: usize, since: Duration) -> bool {
         self.idle = if running < cpus as u64 {
-            self.idle + 1
+            self.idle.saturating_add(1)
         } else {
             0
         };
