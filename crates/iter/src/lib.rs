@@ -61,7 +61,7 @@
 //! - `Debug` and `Clone` as rayon's: the iterator types are `Debug` when their parts other than
 //!   closures are (the closures elided: `Map { base: .., .. }`), and `Clone` when their parts are.
 //! - Adapters ([`ParallelIterator`]): `map`, `map_init`, `map_with`, `filter`, `filter_map`,
-//!   `flat_map` (the inner parallel iterators run sequentially on the member that made their
+//!   `flat_map` (the inner parallel iterators run sequentially on the thread that made their
 //!   item: see [`flat_map`](mod@flat_map)), `flat_map_iter`, `flatten`, `flatten_iter`,
 //!   `chain`, `inspect`, `update`, `copied`, `cloned`, `fold`, `fold_with`, `try_fold`,
 //!   `try_fold_with`, `while_some`, `take_any`, `skip_any` (see [`take_any`](mod@take_any)),
@@ -197,7 +197,7 @@
 //! - `u64` and `i64` ranges are indexed (rayon's are not), so the full `0..=u64::MAX`, which
 //!   has more than `usize::MAX` items, panics at the terminal call (see [`range`]); `u128` and
 //!   `i128` ranges are unindexed, as rayon's, and may be of any length.
-//! - A `flat_map`'s inner iterators run sequentially on the member that made their item, so
+//! - A `flat_map`'s inner iterators run sequentially on the thread that made their item, so
 //!   a `find_last` of a `flat_map` whose last item's inner iterator is astronomically long,
 //!   or a `fold` over one before a search, does not end, where rayon splits the inner
 //!   iterators too. (`any` and `find_any` deal `with_max_len` pieces from as many places as

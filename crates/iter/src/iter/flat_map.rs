@@ -1,9 +1,12 @@
 //! `flat_map` and `flatten`: each item mapped to a *parallel* iterator, whose items are
 //! flattened in order.
 //!
-//! The inner iterators are not split further: each runs sequentially on the member that
-//! produced its outer item (a call made inside a region runs inline, and so does this), so the
-//! parallelism is the outer iterator's. The items come out in rayon's order: an outer item's
+//! The inner iterators are not split further: each runs sequentially on the thread that
+//! produced its outer item, so the parallelism is the outer iterator's. (A producer hands out
+//! sequential iterators over ranges of its own indices, and an inner iterator's items are
+//! part of its outer item's: the protocol has no index that names a part of them. A parallel
+//! call made *inside* the `flat_map`'s closure, or in a `for_each` after it, is split as any
+//! nested call.) The items come out in rayon's order: an outer item's
 //! inner items in their own order, outer items in index order, so `collect` gives what the
 //! sequential `flat_map` gives.
 //!

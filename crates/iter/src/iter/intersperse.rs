@@ -11,8 +11,8 @@
 //! it yield any item, so whether its first item needs a separator before it. Here the base's
 //! items are **gathered first**, at the terminal call: one parallel call collects them in
 //! order into a `Vec` (as `collect` would), and the result is that `Vec`'s items interspersed
-//! as above. So it costs the items' memory and one more region, and the base's closures have
-//! all run before the first closure after `intersperse` runs; in exchange no separator ever
+//! as above. So it costs the items' memory and one more parallel call, and the base's closures
+//! have all run before the first closure after `intersperse` runs; in exchange no separator ever
 //! leads or trails. (rayon's streams, and its result starts with a separator when the first
 //! part of the split yields no item: a right half always leads with one.)
 //!

@@ -92,7 +92,7 @@ pub trait ParallelIterator: Producer + Sized {
     }
 
     /// Each item mapped to a parallel iterator, whose items are flattened in order (rayon's
-    /// `flat_map`). The inner iterators run sequentially, each on the member that made its outer
+    /// `flat_map`). The inner iterators run sequentially, each on the thread that made its outer
     /// item; see [`flat_map`](crate::flat_map).
     fn flat_map<F, PI>(self, f: F) -> FlatMap<Self, F>
     where

@@ -7,41 +7,41 @@
 //! space must be known when it starts, so each runs in **two phases**, both at the first
 //! terminal call (nothing happens when the iterator is made):
 //!
-//! 1. The pieces are found. [`split`] splits `data` on one region of the current runtime: the
-//!    members take pieces from a shared stack and split each with `splitter` while the call
-//!    has fewer than [`PIECES_PER_MEMBER`] pieces per member (each split makes one more),
-//!    keeping the pieces that are not split (the splitter said `None`, or there are enough)
-//!    with their place in the tree of splits. A team of one does not split: `data` is the
-//!    only piece, as in rayon on one thread. The walks expand the tree a level at a time, each
-//!    level one parallel call (`children_of` of every node of the level), keeping every node.
+//! 1. The pieces are found. [`split`] splits `data` recursively, both halves of each split at
+//!    once (a `join`, whose second half another thread of the pool may take), each branch
+//!    down to a depth that makes at most [`PIECES_PER_THREAD`] pieces per thread of the
+//!    current runtime (a power of two of them) or to a piece the splitter does not split.
+//!    On a runtime of one thread it does not split: `data` is the only piece. Nested in
+//!    another call (a task, a region's member), the halves are tasks as any `join`'s. The
+//!    walks expand the tree a level at a time, each level one parallel call (`children_of` of
+//!    every node of the level), keeping every node.
 //! 2. The items (the pieces; the nodes) are put **in order** (the split tree's left to right;
 //!    the walk's prefix or postfix order) and shared out as a `Vec`'s items are: `collect`
 //!    keeps that order, and each item is moved out once.
 //!
 //! What differs from rayon: all pieces (all of a tree's nodes) exist at once before phase 2,
 //! where rayon holds only those being worked on; a walk of depth `d` takes `d` parallel calls
-//! to expand; [`split`] makes at most [`PIECES_PER_MEMBER`] pieces per member of the team
-//! that splits (rayon splits further when a thread runs out of work); and the closures must
-//! be `Send` as well as `Sync`.
+//! to expand; [`split`] makes at most [`PIECES_PER_THREAD`] pieces per thread (rayon
+//! splits further where a thread runs out of work, so a piece that turns out long is split
+//! again there, and not here); and the
+//! closures must be `Send` as well as `Sync`.
 //!
-//! A panic in `splitter` or `children_of` reaches the terminal call once the members have
-//! stopped; the pieces made so far are dropped.
+//! A panic in `splitter` or `children_of` reaches the terminal call once the other splits
+//! under way have ended; the pieces made so far are dropped.
 
-use std::any::Any;
 use std::fmt;
 use std::ops::Range;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Condvar, Mutex, MutexGuard};
 
-use asat_core::{Runtime, Team};
+use asat_core::Runtime;
 
 use crate::internal::deferred::Deferred;
 use crate::internal::plumbing::Producer;
 use crate::source::vec::{IntoIter, SliceDrain};
 use crate::{IntoParallelRefMutIterator, ParallelIterator};
 
-/// The most pieces per member of the splitting team that [`split`] makes.
-pub const PIECES_PER_MEMBER: usize = 4;
+/// The most pieces per thread of the current runtime that [`split`] makes (in all, the
+/// largest power of two within that many).
+pub const PIECES_PER_THREAD: usize = 4;
 
 /// Splits `data` with `splitter` into pieces, which are the items (rayon's `split`):
 /// `splitter(d)` returns the two halves of `d`, or `(d, None)` when `d` should not be split.
@@ -122,121 +122,44 @@ where
     }
 }
 
-/// A piece's place in the tree of splits: the halves taken from the root (`false` left).
-type Path = Vec<bool>;
-
-/// What the members of a splitting region share.
-struct Splitting<D> {
-    state: Mutex<SplitState<D>>,
-    changed: Condvar,
-}
-
-struct SplitState<D> {
-    /// Pieces that may still be split.
-    stack: Vec<(Path, D)>,
-    /// Pieces that will not be.
-    done: Vec<(Path, D)>,
-    /// Pieces in existence (on the stack, done, or being split), and the one each split in
-    /// progress may make.
-    pieces: usize,
-    /// Members splitting a piece now.
-    busy: usize,
-    /// The most pieces (set by the first member to arrive, from its team's size).
-    target: usize,
-    /// The first panic of `splitter`.
-    panic: Option<Box<dyn Any + Send>>,
-}
-
 /// Phase 1 of [`split`]: the pieces of `data`, in the split tree's order.
 fn split_all<D: Send>(data: D, splitter: &(impl Fn(D) -> (D, Option<D>) + Sync)) -> Vec<D> {
-    let shared = Splitting {
-        state: Mutex::new(SplitState {
-            stack: vec![(Path::new(), data)],
-            done: Vec::new(),
-            pieces: 1,
-            busy: 0,
-            target: 0,
-            panic: None,
-        }),
-        changed: Condvar::new(),
-    };
-    Runtime::with_current(|rt| rt.region(|team| shared.member(team, splitter)));
-    let mut state = shared.state.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = state.panic.take() {
-        resume_unwind(p);
-    }
-    // Pieces found by different members in any order: the tree's order is that of the paths
-    // (no leaf's path is a prefix of another's).
-    let mut done = state.done;
-    done.append(&mut state.stack);
-    done.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    done.into_iter().map(|(_, d)| d).collect()
+    let depth = split_depth(Runtime::with_current(Runtime::max_threads));
+    split_down(data, splitter, depth)
 }
 
-impl<D> Splitting<D> {
-    /// A member's part: takes pieces and splits them until none can be split and no member
-    /// is splitting one (or a split panicked).
-    fn member(&self, team: &Team<'_>, splitter: &impl Fn(D) -> (D, Option<D>)) {
-        let mut st = lock(&self.state);
-        if st.target == 0 {
-            st.target = match team.size() {
-                1 => 1,
-                n => n.saturating_mul(PIECES_PER_MEMBER),
-            };
-        }
-        loop {
-            if st.panic.is_some() {
-                return;
-            }
-            if st.busy == 0 && (st.stack.is_empty() || st.pieces >= st.target) {
-                // No split in progress: none can free a piece of the budget or make pieces,
-                // so what is left on the stack stays as it is.
-                let rest = std::mem::take(&mut st.stack);
-                st.done.extend(rest);
-                self.changed.notify_all();
-                return;
-            }
-            if st.stack.is_empty() || st.pieces >= st.target {
-                // A split in progress may make pieces, or find its piece unsplittable and
-                // give its place in the budget back: wait for it.
-                st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
-                continue;
-            }
-            let Some((path, piece)) = st.stack.pop() else {
-                continue;
-            };
-            // The piece a split makes is counted before it is made, so that members splitting
-            // at once stay within the target.
-            st.pieces += 1;
-            st.busy += 1;
-            drop(st);
-            let halves = catch_unwind(AssertUnwindSafe(|| splitter(piece)));
-            st = lock(&self.state);
-            st.busy -= 1;
-            match halves {
-                Ok((left, Some(right))) => {
-                    // Right first, so that this member goes on with the left half.
-                    st.stack.push((child(&path, true), right));
-                    st.stack.push((child(&path, false), left));
-                }
-                Ok((whole, None)) => {
-                    st.pieces -= 1;
-                    st.done.push((path, whole));
-                }
-                Err(p) => {
-                    st.panic.get_or_insert(p);
-                }
-            }
-            self.changed.notify_all();
-        }
+/// How many times [`split`] may halve its data on a runtime of `threads` threads: as often as
+/// makes at most [`PIECES_PER_THREAD`] pieces a thread (a power of two of them), none on one
+/// thread.
+fn split_depth(threads: usize) -> u32 {
+    if threads <= 1 {
+        0
+    } else {
+        threads.saturating_mul(PIECES_PER_THREAD).ilog2()
     }
 }
 
-fn child(path: &Path, right: bool) -> Path {
-    let mut p = Vec::with_capacity(path.len() + 1);
-    p.extend_from_slice(path);
-    p.push(right);
-    p
+/// `data`'s pieces, left to right, splitting it at most `depth` levels down; the halves of a
+/// split are split at once by a `join` (the right one offered to the pool's other threads).
+fn split_down<D: Send>(
+    data: D,
+    splitter: &(impl Fn(D) -> (D, Option<D>) + Sync),
+    depth: u32,
+) -> Vec<D> {
+    if depth == 0 {
+        return vec![data];
+    }
+    match splitter(data) {
+        (whole, None) => vec![whole],
+        (left, Some(right)) => {
+            let (mut l, mut r) = asat_core::join_coarse(
+                || split_down(left, splitter, depth - 1),
+                || split_down(right, splitter, depth - 1),
+            );
+            l.append(&mut r);
+            l
+        }
+    }
 }
 
 /// A tree's nodes as items, `root` first (rayon's `walk_tree_prefix`): `children_of(node)`
@@ -442,10 +365,6 @@ impl<S: Send> Tree<S> {
         }
         out
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
-//! `split` and the tree walks on teams of 1 to 4: the items in rayon's order, each once,
-//! splitting bounded, panics propagated.
+//! `split` and the tree walks on runtimes of 1 to 4 threads and teams of 1 to 4: the items in
+//! rayon's order, each once, splitting bounded and in parallel, panics propagated.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
 use crate::internal::testing::on_every_team;
+use crate::IntoParallelIterator;
 
 /// Halves a range down to `min` numbers.
 fn halves(min: usize) -> impl Fn(Range<usize>) -> (Range<usize>, Option<Range<usize>>) {
@@ -19,8 +20,29 @@ fn halves(min: usize) -> impl Fn(Range<usize>) -> (Range<usize>, Option<Range<us
     }
 }
 
+/// A runtime of `threads` threads (fixed policy) for the tests that count pieces.
+fn pool(threads: usize) -> Runtime {
+    Runtime::builder()
+        .max_threads(threads)
+        .policy(asat_core::Fixed::new(threads))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn split_depth_gives_four_pieces_a_thread() {
+    assert_eq!(split_depth(1), 0);
+    assert_eq!(split_depth(2), 3);
+    assert_eq!(split_depth(3), 3, "8 pieces: the power of two below 12");
+    assert_eq!(split_depth(4), 4);
+    assert_eq!(split_depth(64), 8);
+    assert_eq!(split_depth(usize::MAX), usize::BITS - 1);
+    assert!((1..100).all(|t| 1usize << split_depth(t) <= t * PIECES_PER_THREAD));
+}
+
 #[test]
 fn split_pieces_cover_the_data_in_order() {
+    // every test runtime has 4 threads, whatever its team: at most 16 pieces
     on_every_team(|k| {
         for (n, min) in [
             (0usize, 1usize),
@@ -33,12 +55,9 @@ fn split_pieces_cover_the_data_in_order() {
             // in order, no gap, no overlap
             let joined: Vec<usize> = pieces.iter().flat_map(Clone::clone).collect();
             assert_eq!(joined, (0..n).collect::<Vec<_>>(), "team {k}, {n} by {min}");
-            let most = if k == 1 { 1 } else { PIECES_PER_MEMBER * k };
+            let most = 4 * PIECES_PER_THREAD;
             assert!(pieces.len() <= most, "team {k}: {} pieces", pieces.len());
-            if k > 1 && n >= 1000 && min == 1 {
-                assert_eq!(pieces.len(), most, "team {k} splits as far as it may");
-            }
-            // short of the budget, every piece is one the splitter would not split
+            // halves are even: short of the budget, every piece is one the splitter keeps
             assert!(pieces.len() == most || pieces.iter().all(|p| p.len() <= min));
         }
         let sum: usize = split(0..10_000usize, halves(10))
@@ -46,6 +65,65 @@ fn split_pieces_cover_the_data_in_order() {
             .sum();
         assert_eq!(sum, 10_000 * 9_999 / 2);
     });
+    for (threads, want) in [(1, 1), (2, 8), (3, 8)] {
+        let got = pool(threads).install(|| split(0..1000usize, halves(1)).count());
+        assert_eq!(got, want, "{threads} threads");
+    }
+}
+
+#[test]
+fn split_nested_in_a_call_splits_in_parallel() {
+    let rt = pool(4);
+    // inside a parallel loop and a join, as from outside: 16 pieces each
+    let counts: Vec<usize> = rt.install(|| {
+        (0..3)
+            .into_par_iter()
+            .map(|_| split(0..1000usize, halves(1)).count())
+            .collect()
+    });
+    assert_eq!(counts, [16, 16, 16]);
+    let (a, b) = rt.install(|| {
+        asat_core::join(
+            || split(0..1000usize, halves(1)).count(),
+            || split(0..1000usize, halves(1)).count(),
+        )
+    });
+    assert_eq!((a, b), (16, 16));
+    // the two halves of the root's split run at once: the left one waits for the right one
+    // to start on another thread (a split that ran them one after the other would wait for
+    // the whole deadline and fail)
+    let right_started = std::sync::atomic::AtomicBool::new(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let pieces = rt.install(|| {
+        asat_core::join(
+            || {
+                split(0..2usize, |r: Range<usize>| {
+                    if r.len() == 2 {
+                        return (0..1, Some(1..2));
+                    }
+                    if r.start == 1 {
+                        right_started.store(true, Ordering::Release);
+                    } else {
+                        while !right_started.load(Ordering::Acquire)
+                            && std::time::Instant::now() < deadline
+                        {
+                            std::thread::yield_now();
+                        }
+                    }
+                    (r, None)
+                })
+                .count()
+            },
+            || (),
+        )
+        .0
+    });
+    assert_eq!(pieces, 2);
+    assert!(right_started.load(Ordering::Acquire));
+    assert!(
+        std::time::Instant::now() < deadline,
+        "the halves ran one after the other"
+    );
 }
 
 #[test]
@@ -70,28 +148,30 @@ fn split_data_may_borrow_and_be_mutable() {
 
 #[test]
 fn split_panics_reach_the_caller() {
+    let panicky = || {
+        split(0..1000usize, |r| {
+            // the root is split, then one of its halves panics
+            if r.len() < 1000 {
+                panic!("splitter");
+            }
+            halves(1)(r)
+        })
+        .count()
+    };
     on_every_team(|k| {
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            split(0..1000usize, |r| {
-                // the root is split by any team of two or more, then one of its halves
-                if r.len() < 1000 {
-                    panic!("splitter");
-                }
-                halves(1)(r)
-            })
-            .count()
-        }));
-        if k == 1 {
-            assert_eq!(r.unwrap(), 1, "a team of one does not split");
-        } else {
-            assert_eq!(*r.unwrap_err().downcast_ref::<&str>().unwrap(), "splitter");
-        }
+        let r = catch_unwind(AssertUnwindSafe(panicky));
         assert_eq!(
-            split(0..10usize, halves(1)).count().min(1),
-            1,
+            *r.unwrap_err().downcast_ref::<&str>().unwrap(),
+            "splitter",
+            "team {k}"
+        );
+        assert_eq!(
+            split(0..10usize, halves(1)).count(),
+            10,
             "usable afterwards"
         );
     });
+    assert_eq!(pool(1).install(panicky), 1, "one thread does not split");
 }
 
 /// Node `n` has children `n - 1` and `n - 2` (for `n >= 2`): a Fibonacci tree.

@@ -4,12 +4,12 @@
 //! in it, as [`splitter`](crate::splitter) says (the predicate may be called more than once for
 //! an element).
 //!
-//! The `_mut` forms cannot let a range read past its end (another member may hold those
+//! The `_mut` forms cannot let a range read past its end (another thread may hold those
 //! elements mutably), so they find their pieces first: on the first call that needs them (the
-//! terminal call asking for the length), one parallel pass over the slice, each member
+//! terminal call asking for the length), one parallel pass over the slice, each thread
 //! testing the elements it holds, lists the separators (or the ends of runs); the pieces
-//! between them are then handed out by index, as an indexed iterator. The pass is a region of
-//! its own (run inline inside one), and its list costs a `Range` per piece.
+//! between them are then handed out by index, as an indexed iterator. The pass is a parallel
+//! call of its own (on tasks when nested in another), and its list costs a `Range` per piece.
 
 use std::fmt::Debug;
 use std::ops::Range;

@@ -66,7 +66,7 @@ const fn fails(file: &'static str, test: &'static str, reason: &'static str) -> 
     }
 }
 
-const FLAT_SEARCH: &str = "flat_map's inner iterators run sequentially on the member that made \
+const FLAT_SEARCH: &str = "flat_map's inner iterators run sequentially on the thread that made \
                            their item, where rayon splits them: find_last reads the last \
                            item's 10^18 inner items forward, and a fold folds them whole";
 const INSTALL_HANDLER: &str = "asat's install runs op on a thread the pool starts itself, not on \
