@@ -520,20 +520,21 @@ impl Asat {
         };
         let now = Instant::now();
         let since = now.saturating_duration_since(m.last);
-        let early = m.team.team() < max_threads
-            && now.saturating_duration_since(m.looked) >= tasks::LOOK_INTERVAL
-            && {
+        let team = m.team.team();
+        let early =
+            max_threads > 1 && now.saturating_duration_since(m.looked) >= tasks::LOOK_INTERVAL && {
                 m.looked = now;
                 pressure::running_now()
                     .zip(m.cpus)
-                    .is_some_and(|(running, cpus)| m.looks.look(running, cpus, since))
+                    .is_some_and(|(running, cpus)| {
+                        m.looks.look(running, cpus, team, max_threads, since)
+                    })
             };
         if early || since >= config.eval_interval / tasks::READINGS {
             let r = m.readings.sample(now);
-            let before = m.team.team();
             m.cpus = r.cpus.or(m.cpus);
             m.team.next(r.free, r.equal, r.rank);
-            m.looks.read(early, m.team.team() > before);
+            m.looks.read(early, m.team.team() != team);
             m.last = now;
         }
         m.team.team().min(max_threads.max(1))

@@ -121,7 +121,8 @@ impl Readings {
             free,
             equal,
             rank,
-            cpus: idle.map(|i| i.cpus),
+            // Known from the first reading on, which has no interval to measure.
+            cpus: self.idle.cpus,
         }
     }
 }
@@ -250,6 +251,8 @@ pub fn wait_fraction(prev: (u64, u64), now: (u64, u64)) -> f64 {
 #[derive(Debug, Default)]
 pub(crate) struct CpuIdle {
     last: Option<(u64, u64, u64)>,
+    /// The CPUs the last call found, the first one's included.
+    cpus: Option<usize>,
 }
 
 impl CpuIdle {
@@ -259,6 +262,7 @@ impl CpuIdle {
         let text = std::fs::read_to_string("/proc/stat").ok()?;
         let now = stat_idle_total(&text)?;
         let cpus = stat_cpus(&text);
+        self.cpus = Some(cpus.max(1));
         let prev = self.last.replace(now)?;
         let total = now.2.saturating_sub(prev.2);
         let share = |a: u64, b: u64| {

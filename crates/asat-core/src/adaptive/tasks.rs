@@ -17,20 +17,28 @@
 //!   never gives way), the team falls back to the free CPUs for `2^b` readings, `b` growing
 //!   with each failure up to [`MAX_BACKOFF`](super::MAX_BACKOFF), and tries again. The same
 //!   check applies to a team that holds its share: a job that arrives and does not give way
-//!   sends it back to the free CPUs.
+//!   sends it back to the free CPUs. A share that grows (a job left) is tried at once: the
+//!   failures were against the jobs there before (a copy on a CPU the hypervisor took from
+//!   left less than the fraction of its share of one, and its backoff then kept it on one
+//!   thread for four readings after the other copy ended).
 //!
 //! # Early readings
 //!
 //! A team below its pool waits for CPUs to come free, and a job that leaves frees them all at
-//! once: at one reading per interval the others would take them up to an interval later. So
-//! between readings such a team looks at the machine's runnable threads (`/proc/loadavg`: a
+//! once: at one reading per interval the others would take them up to an interval later. A
+//! job that starts beside others runs its whole pool until its first reading (the one taken
+//! when the runtime was built has nothing to compare with), and the others lose as much as it
+//! gains (copies of a program that started together ended 60-150 ms apart in 310 ms when
+//! the last one to build its pool ran 2 threads for its first 100 ms beside the others' one).
+//! So between readings a team looks at the machine's runnable threads (`/proc/loadavg`: a
 //! count of now, not an average) at most every [`LOOK_INTERVAL`], and reads the kernel at once
-//! when [`IDLE_LOOKS`] looks in a row found fewer runnable threads than CPUs, at least
+//! when [`IDLE_LOOKS`] looks in a row found fewer runnable threads than CPUs while the team is
+//! below its pool, or more than CPUs while it has more than one thread, at least
 //! [`EARLY_READING`] after the last reading ([`Looks`]). The reading decides as any other
 //! (a job that ended is gone from its share's claimants, zombies included); an early reading
 //! that left the team as it was is the last before the next regular one, so that load that
-//! leaves CPUs idle for moments (I/O, serial phases) costs at most a reading per interval
-//! more.
+//! leaves CPUs idle or crowded for moments (I/O, serial phases, a pool beside that keeps more
+//! than its share) costs at most a reading per interval more.
 
 use std::time::Duration;
 
@@ -57,7 +65,8 @@ pub const READINGS: u32 = 2;
 /// this often (a small file: a few microseconds).
 pub const LOOK_INTERVAL: Duration = Duration::from_millis(10);
 
-/// Looks in a row that must find a CPU with nothing to run before a reading comes early.
+/// Looks in a row that must find a CPU with nothing to run (or a thread with no CPU) before
+/// a reading comes early.
 pub const IDLE_LOOKS: u32 = 2;
 
 /// The least time between an early reading and the one before it: the kernel counts idle
@@ -65,32 +74,45 @@ pub const IDLE_LOOKS: u32 = 2;
 pub const EARLY_READING: Duration = Duration::from_millis(20);
 
 /// Quick looks between readings at the machine's runnable threads (see the module docs,
-/// "Early readings"): whether a team below its pool reads the kernel before its interval is
-/// over.
+/// "Early readings"): whether a team reads the kernel before its interval is over.
 #[derive(Clone, Debug, Default)]
 pub struct Looks {
-    /// Looks in a row that found a CPU with nothing to run.
-    idle: u32,
+    /// Looks in a row that found the machine as a reading could change the team for: a CPU
+    /// with nothing to run while the team is below its pool, or more runnable threads than
+    /// CPUs while it has more than one.
+    calls: u32,
     /// An early reading since the last regular one left the team as it was.
     spent: bool,
 }
 
 impl Looks {
     /// One look found `running` threads runnable on a machine of `cpus` CPUs (the looking
-    /// thread included), `since` the last reading: whether to read the kernel now.
-    pub fn look(&mut self, running: u64, cpus: usize, since: Duration) -> bool {
-        self.idle = if running < cpus as u64 {
-            self.idle.saturating_add(1)
+    /// thread included), `since` the last reading, with `team` of the pool's `max` threads
+    /// taking tasks: whether to read the kernel now.
+    pub fn look(
+        &mut self,
+        running: u64,
+        cpus: usize,
+        team: usize,
+        max: usize,
+        since: Duration,
+    ) -> bool {
+        let cpus = cpus as u64;
+        let idle = team < max && running < cpus;
+        let crowded = team > 1 && running > cpus;
+        self.calls = if idle || crowded {
+            self.calls.saturating_add(1)
         } else {
             0
         };
-        !self.spent && self.idle >= IDLE_LOOKS && since >= EARLY_READING
+        !self.spent && self.calls >= IDLE_LOOKS && since >= EARLY_READING
     }
 
-    /// A reading was taken, `early` or at its interval, after which the team `grew` or not.
-    pub fn read(&mut self, early: bool, grew: bool) {
-        self.idle = 0;
-        self.spent = early && !grew;
+    /// A reading was taken, `early` or at its interval, after which the team `changed` or
+    /// not.
+    pub fn read(&mut self, early: bool, changed: bool) {
+        self.calls = 0;
+        self.spent = early && !changed;
     }
 }
 
@@ -118,6 +140,8 @@ pub struct TaskTeam {
     backoff: u32,
     /// No growth to the share before this reading.
     wait_until: u64,
+    /// The share the last reading grew to ([`fair::share_team`]'s lift; the pool alone).
+    lift: usize,
 }
 
 impl TaskTeam {
@@ -132,6 +156,7 @@ impl TaskTeam {
             grew_at: None,
             backoff: 0,
             wait_until: 0,
+            lift: max.max(1),
         }
     }
 
@@ -155,12 +180,19 @@ impl TaskTeam {
         let base = task_team(free, self.max);
         if equal.is_none() {
             self.grew_at = None;
+            self.lift = self.max;
             self.team = base;
             return base;
         }
         // Never over the share as regions cap it; grown to it as regions grow (by draw,
         // the cap rounds shares under `FINE_SHARE` up, past the machine for every job).
         let (cap, lift) = fair::share_team(equal, self.max, fair::Rounding::new(rank, self.u));
+        if lift > self.lift {
+            // A larger share (a job left): the failures were against the jobs there before.
+            self.backoff = 0;
+            self.wait_until = 0;
+        }
+        self.lift = lift;
         let given = free.is_none_or(|f| f >= HELD_FRACTION * lift as f64);
         let judged = self.grew_at.is_none_or(|g| n - g >= HOLD);
         self.team = if !judged {
@@ -197,19 +229,40 @@ mod tests {
     fn a_reading_comes_early_after_looks_in_a_row_find_a_cpu_idle() {
         let ms = Duration::from_millis;
         let mut l = Looks::default();
-        assert!(!l.look(1, 2, ms(50)), "one look is not enough");
-        assert!(!l.look(2, 2, ms(60)), "every CPU has a thread again");
-        assert!(!l.look(1, 2, ms(70)));
-        assert!(l.look(0, 2, ms(80)), "two in a row");
+        assert!(!l.look(1, 2, 1, 2, ms(50)), "one look is not enough");
+        assert!(!l.look(2, 2, 1, 2, ms(60)), "every CPU has a thread again");
+        assert!(!l.look(1, 2, 1, 2, ms(70)));
+        assert!(l.look(0, 2, 1, 2, ms(80)), "two in a row");
         l.read(true, true);
-        assert!(!l.look(1, 2, ms(10)), "the count starts again at a reading");
-        assert!(!l.look(1, 2, ms(15)), "too soon after the reading");
-        assert!(l.look(1, 2, ms(20)));
-        l.read(true, true);
-        assert!(!l.look(64, 64, ms(20)) && !l.look(63, 64, ms(30)));
+        assert!(!l.look(1, 2, 2, 2, ms(30)), "a team of the whole pool");
         assert!(
-            l.look(40, 64, ms(40)),
+            !l.look(1, 2, 1, 2, ms(10)),
+            "the count starts again at a reading"
+        );
+        assert!(!l.look(1, 2, 1, 2, ms(15)), "too soon after the reading");
+        assert!(l.look(1, 2, 1, 2, ms(20)));
+        l.read(true, true);
+        assert!(!l.look(64, 64, 8, 64, ms(20)) && !l.look(63, 64, 8, 64, ms(30)));
+        assert!(
+            l.look(40, 64, 8, 64, ms(40)),
             "63 and 40 threads runnable on 64 CPUs"
+        );
+    }
+
+    #[test]
+    fn a_reading_comes_early_after_looks_in_a_row_find_a_thread_waiting() {
+        let ms = Duration::from_millis;
+        let mut l = Looks::default();
+        // A pool of 2 started beside another job's thread: 3 runnable on 2 CPUs.
+        assert!(!l.look(3, 2, 2, 2, ms(10)), "one look is not enough");
+        assert!(l.look(3, 2, 2, 2, ms(20)), "two in a row");
+        l.read(true, true);
+        // A team of one cannot shrink: a crowded machine calls for no reading.
+        assert!(!l.look(3, 2, 1, 2, ms(30)) && !l.look(3, 2, 1, 2, ms(40)));
+        assert!(!l.look(3, 2, 2, 4, ms(50)), "one look");
+        assert!(
+            l.look(1, 2, 1, 4, ms(60)),
+            "crowded, then idle: two in a row"
         );
     }
 
@@ -217,13 +270,17 @@ mod tests {
     fn an_early_reading_that_left_the_team_waits_for_the_next_regular_one() {
         let ms = Duration::from_millis;
         let mut l = Looks::default();
-        assert!(!l.look(1, 2, ms(30)) && l.look(1, 2, ms(40)));
+        assert!(!l.look(1, 2, 1, 2, ms(30)) && l.look(1, 2, 1, 2, ms(40)));
         l.read(true, false);
         for t in 3..10 {
-            assert!(!l.look(1, 2, ms(10 * t)), "spent until a regular reading");
+            assert!(
+                !l.look(1, 2, 1, 2, ms(10 * t)),
+                "spent until a regular reading"
+            );
+            assert!(!l.look(3, 2, 2, 2, ms(10 * t)), "either way");
         }
         l.read(false, false);
-        assert!(!l.look(1, 2, ms(30)) && l.look(1, 2, ms(40)));
+        assert!(!l.look(3, 2, 2, 2, ms(30)) && l.look(3, 2, 2, 2, ms(40)));
     }
 
     #[test]
@@ -312,6 +369,28 @@ mod tests {
         }
         assert_eq!(t.team(), 8);
         assert_eq!(t.backoff, 0, "{t:?}");
+    }
+
+    #[test]
+    fn a_larger_share_is_taken_at_once_whatever_the_back_off() {
+        let mut t = TaskTeam::new(2, 0.0);
+        // Two copies on 2 CPUs, this one at its share of 1 getting less than the fraction of
+        // it (its CPU slow): failures that back off.
+        for _ in 0..3 {
+            assert_eq!(t.next(Some(0.6), Some(1.0), None), 1);
+        }
+        assert!(t.backoff >= 2, "{t:?}");
+        // The other copy ends, its CPU not yet all free over the reading: the share is 2.
+        assert_eq!(t.next(Some(1.4), Some(2.0), None), 2, "{t:?}");
+        assert_eq!(t.backoff, 0);
+        // The same share again keeps the back-off it earns.
+        let mut u = TaskTeam::new(16, 0.0);
+        for _ in 0..8 {
+            let free = if u.team() >= 8 { 3.0 } else { 1.0 };
+            u.next(Some(free), Some(8.0), None);
+        }
+        assert!(u.backoff >= 2, "{u:?}");
+        assert_eq!(u.next(Some(1.0), Some(8.0), None), 1, "{u:?}");
     }
 
     #[test]
