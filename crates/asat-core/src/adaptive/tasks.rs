@@ -18,8 +18,8 @@
 //!   with each failure up to [`MAX_BACKOFF`](super::MAX_BACKOFF), and tries again. The same
 //!   check applies to a team that holds its share: a job that arrives and does not give way
 //!   sends it back to the free CPUs. A share that grows (a job left) is tried at once: the
-//!   failures were against the jobs there before (a copy on a CPU the hypervisor took from
-//!   left less than the fraction of its share of one, and its backoff then kept it on one
+//!   failures were against the jobs there before (a copy whose CPU the hypervisor slowed got
+//!   less than that fraction of its one-CPU share, and the back-off then kept it at one
 //!   thread for four readings after the other copy ended).
 //!
 //! # Early readings
@@ -140,7 +140,8 @@ pub struct TaskTeam {
     backoff: u32,
     /// No growth to the share before this reading.
     wait_until: u64,
-    /// The share the last reading grew to ([`fair::share_team`]'s lift; the pool alone).
+    /// The last reading's share in threads ([`fair::share_team`]'s lift; the pool's size
+    /// when no other job claims one).
     lift: usize,
 }
 
@@ -234,7 +235,6 @@ mod tests {
         assert!(!l.look(1, 2, 1, 2, ms(70)));
         assert!(l.look(0, 2, 1, 2, ms(80)), "two in a row");
         l.read(true, true);
-        assert!(!l.look(1, 2, 2, 2, ms(30)), "a team of the whole pool");
         assert!(
             !l.look(1, 2, 1, 2, ms(10)),
             "the count starts again at a reading"
@@ -246,6 +246,11 @@ mod tests {
         assert!(
             l.look(40, 64, 8, 64, ms(40)),
             "63 and 40 threads runnable on 64 CPUs"
+        );
+        l.read(true, true);
+        assert!(
+            !l.look(1, 2, 2, 2, ms(30)) && !l.look(1, 2, 2, 2, ms(40)),
+            "a team of the whole pool has no CPU to take"
         );
     }
 
