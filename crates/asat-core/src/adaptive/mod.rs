@@ -218,8 +218,10 @@
 //! Alone or beside load that claims no share, `round(free)` threads take tasks, at least 1
 //! and at most the pool's size (all of them where the kernel does not say); beside other
 //! parallel jobs, its equal share, rounded as regions round it, on probation when it grows
-//! to it; below its pool, it reads early when CPUs fall idle ([`tasks`], "Early readings"),
-//! so that a job's departure frees its CPUs for the others within tens of milliseconds.
+//! to it. It reads early when CPUs fall idle while it is below its pool, and when threads
+//! wait for a CPU while it has more than one ([`tasks`], "Early readings"), so that a job's
+//! departure frees its CPUs for the others, and a job that starts beside others leaves its
+//! whole pool, within tens of milliseconds.
 //! Copies of one program therefore share the machine equally, whenever
 //! each started: each one's own CPU time counts as free for it, and the share evens out what
 //! the free CPUs alone would keep unequal. Once regions have been evaluated, their team size
@@ -549,7 +551,8 @@ impl Policy for Asat {
     /// Before the first evaluation, the threads the kernel's readings allow (see "Programs
     /// of tasks"; reading the kernel's files, tens of microseconds alone and about a
     /// millisecond on a machine shared with other processes, happens [`tasks::READINGS`]
-    /// times per `eval_interval`, and early where CPUs fall idle: [`tasks::Looks`]);
+    /// times per `eval_interval`, and early where CPUs fall idle or threads wait for one:
+    /// [`tasks::Looks`]);
     /// after it, the team size of the last
     /// evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
