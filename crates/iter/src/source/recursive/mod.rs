@@ -43,6 +43,10 @@ use crate::{IntoParallelRefMutIterator, ParallelIterator};
 /// largest power of two within that many).
 pub const PIECES_PER_THREAD: usize = 4;
 
+/// The bound's name when [`split`] ran on a region's team: it now counts threads.
+#[deprecated(note = "split's bound counts the runtime's threads: use PIECES_PER_THREAD")]
+pub const PIECES_PER_MEMBER: usize = PIECES_PER_THREAD;
+
 /// Splits `data` with `splitter` into pieces, which are the items (rayon's `split`):
 /// `splitter(d)` returns the two halves of `d`, or `(d, None)` when `d` should not be split.
 /// See the [module docs](self) for how far it splits and in what order the pieces come.
