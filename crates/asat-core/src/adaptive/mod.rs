@@ -401,8 +401,6 @@ struct TaskMeasure {
     readings: Readings,
     last: Instant,
     team: tasks::TaskTeam,
-    /// The machine's CPUs, as the last reading found them.
-    cpus: Option<usize>,
     /// The last look at the machine's runnable threads ([`tasks::Looks`]).
     looked: Instant,
     looks: tasks::Looks,
@@ -527,14 +525,13 @@ impl Asat {
             max_threads > 1 && now.saturating_duration_since(m.looked) >= tasks::LOOK_INTERVAL && {
                 m.looked = now;
                 pressure::running_now()
-                    .zip(m.cpus)
+                    .zip(m.readings.cpus())
                     .is_some_and(|(running, cpus)| {
                         m.looks.look(running, cpus, team, max_threads, since)
                     })
             };
         if early || since >= config.eval_interval / tasks::READINGS {
             let r = m.readings.sample(now);
-            m.cpus = r.cpus.or(m.cpus);
             m.team.next(r.free, r.equal, r.rank);
             m.looks.read(early, m.team.team() != team);
             m.last = now;
@@ -552,9 +549,7 @@ impl Policy for Asat {
     /// of tasks"; reading the kernel's files, tens of microseconds alone and about a
     /// millisecond on a machine shared with other processes, happens [`tasks::READINGS`]
     /// times per `eval_interval`, and early where CPUs fall idle or threads wait for one:
-    /// [`tasks::Looks`]);
-    /// after it, the team size of the last
-    /// evaluation.
+    /// [`tasks::Looks`]); after it, the team size of the last evaluation.
     fn task_workers(&self, max_threads: usize) -> usize {
         self.tasks_now(max_threads)
     }
@@ -592,11 +587,10 @@ impl Policy for Asat {
         st.readings = (c.rule == Rule::Asat).then(Readings::with_procs);
         st.tasks = (c.rule == Rule::Asat).then(|| {
             let (mut readings, last) = (Readings::with_procs(), Instant::now());
-            let cpus = readings.sample(last).cpus;
+            readings.sample(last);
             TaskMeasure {
                 readings,
                 last,
-                cpus,
                 looked: last,
                 looks: tasks::Looks::default(),
                 team: tasks::TaskTeam::new(rt.max_threads, u),

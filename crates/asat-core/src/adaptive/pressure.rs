@@ -51,8 +51,6 @@ pub(crate) struct Reading {
     /// This job's place among the share's claimants, and their number
     /// ([`fair::share_place`](super::fair::share_place)).
     pub(crate) rank: Option<(usize, usize)>,
-    /// The machine's online CPUs.
-    pub(crate) cpus: Option<usize>,
 }
 
 impl Readings {
@@ -121,9 +119,13 @@ impl Readings {
             free,
             equal,
             rank,
-            // Known from the first reading on, which has no interval to measure.
-            cpus: self.idle.cpus,
         }
+    }
+
+    /// The machine's online CPUs, known from the first reading on (which has no interval to
+    /// measure); `None` before it, or where `/proc/stat` cannot be read.
+    pub(crate) fn cpus(&self) -> Option<usize> {
+        self.idle.cpus
     }
 }
 
