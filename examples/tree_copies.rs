@@ -12,7 +12,9 @@
 //! prints its wall and CPU seconds (`--sums 10,3`: copies of unequal work, some of which
 //! leave while others run). The table gives, per runtime, the time until the last copy
 //! finished and the copies' CPU time, in seconds and beside the best of serial, rayon and
-//! `asat-fixed` (time) and serial (CPU). The runtimes take turns, `--runs` times; medians.
+//! `asat-fixed` (time) and serial (CPU), and how long the first copy took (copies of equal
+//! work that end far apart had unequal shares of the machine). The runtimes take turns,
+//! `--runs` times; medians.
 
 use std::io::{BufRead, BufReader, Write};
 use std::num::NonZero;
@@ -76,37 +78,50 @@ fn main() {
         args.runs
     );
     println!(
-        "{:>6} {:<11} {:>10} {:>9} {:>10} {:>9}",
-        "copies", "runtime", "last done", "/best", "CPU", "/serial"
+        "{:>6} {:<11} {:>10} {:>9} {:>10} {:>9} {:>11}",
+        "copies", "runtime", "last done", "/best", "CPU", "/serial", "first done"
     );
     for &k in &args.copies {
         let mut walls = vec![Vec::new(); RUNTIMES.len()];
         let mut cpus = vec![Vec::new(); RUNTIMES.len()];
+        let mut firsts = vec![Vec::new(); RUNTIMES.len()];
         for _ in 0..args.runs {
             for (r, name) in RUNTIMES.iter().enumerate() {
-                let (wall, cpu) = run_copies(name, k as usize, &args, threads);
-                walls[r].push(wall);
-                cpus[r].push(cpu);
+                let done = run_copies(name, k as usize, &args, threads);
+                walls[r].push(done.last);
+                cpus[r].push(done.cpu);
+                firsts[r].push(done.first);
             }
         }
         let walls: Vec<f64> = walls.into_iter().map(median).collect();
         let cpus: Vec<f64> = cpus.into_iter().map(median).collect();
+        let firsts: Vec<f64> = firsts.into_iter().map(median).collect();
         let best = walls[..3].iter().copied().fold(f64::INFINITY, f64::min);
         for (r, name) in RUNTIMES.iter().enumerate() {
             println!(
-                "{k:>6} {name:<11} {:>9.3}s {:>8.2}x {:>9.3}s {:>8.2}x",
+                "{k:>6} {name:<11} {:>9.3}s {:>8.2}x {:>9.3}s {:>8.2}x {:>10.3}s",
                 walls[r],
                 walls[r] / best,
                 cpus[r],
-                cpus[r] / cpus[0]
+                cpus[r] / cpus[0],
+                firsts[r]
             );
         }
     }
 }
 
-/// Runs `k` copies with runtime `name` at once: the time from the go until the last copy
-/// finished, and the copies' CPU seconds (their own, over their sums).
-fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> (f64, f64) {
+/// What [`run_copies`] measured, in seconds.
+struct Done {
+    /// From the go until the last copy finished.
+    last: f64,
+    /// The quickest copy's own time for its sums.
+    first: f64,
+    /// The copies' CPU time (their own, over their sums).
+    cpu: f64,
+}
+
+/// Runs `k` copies with runtime `name` at once.
+fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> Done {
     let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("own path: {e}")));
     let mut children: Vec<Child> = (0..k)
         .map(|i| {
@@ -136,11 +151,15 @@ fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> (f64, f64) {
         _ = stdin.write_all(b"go\n").and_then(|()| stdin.flush());
     }
     let mut cpu = 0.0;
+    let mut first = f64::INFINITY;
     for out in &mut outputs {
         let report = line(out);
         let mut fields = report.split_whitespace().map(str::parse::<f64>);
         match (fields.next(), fields.next()) {
-            (Some(Ok(_wall)), Some(Ok(c))) => cpu += c,
+            (Some(Ok(wall)), Some(Ok(c))) => {
+                cpu += c;
+                first = first.min(wall);
+            }
             _ => fail(&format!("{name}: a copy reported {report:?}")),
         }
     }
@@ -151,7 +170,7 @@ fn run_copies(name: &str, k: usize, args: &Args, threads: usize) -> (f64, f64) {
             s => fail(&format!("{name}: a copy ended with {s:?}")),
         }
     }
-    (last, cpu)
+    Done { last, first, cpu }
 }
 
 /// The next line of a copy's output, without its end.

@@ -4,7 +4,8 @@
 # `never`: no evaluation after which the sum of teams stayed in [P, P + k] (or no regain);
 # `-`: the scenario has no departure to regain from (or, for the hogs' CPU, has no hogs).
 # hogs' CPU: what the hogs got until the last job left, a share of a CPU each, beside asat's
-# jobs and beside fixed teams.
+# jobs and beside fixed teams. fixed/ideal and asat/ideal: the makespans over the shortest a
+# runtime could reach without more threads than the CPUs the hogs leave (makespan_ideal).
 import collections
 import csv
 import sys
@@ -28,12 +29,14 @@ def span(vals, fmt):
     return s + (f" ({never} never)" if never else "")
 
 
-print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|hogs' CPU: asat; fixed|")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|fixed/ideal|asat/ideal|hogs' CPU: asat; fixed|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for key in sorted(groups):
     rs = groups[key]
     ratio = [str(float(r['makespan']) / float(r['makespan_fixed']))
              if r['makespan'] and r['makespan_fixed'] else '' for r in rs]
+    over_ideal = lambda col: [str(float(r[col]) / float(r['makespan_ideal']))
+                              if r[col] and r.get('makespan_ideal') else '' for r in rs]
     regain = [r['regain_evals'] for r in rs]
     hogs = [r.get('hog_share', '') for r in rs]
     hogs_fixed = [r.get('hog_share_fixed', '') for r in rs]
@@ -44,6 +47,8 @@ for key in sorted(groups):
         span([r['moves_per_eval_after'] for r in rs], lambda x: f'{x:.2f}'),
         span(regain, lambda x: str(int(x))) if any(regain) else '-',
         span(ratio, lambda x: f'{x:.2f}'),
+        span(over_ideal('makespan_fixed'), lambda x: f'{x:.2f}'),
+        span(over_ideal('makespan'), lambda x: f'{x:.2f}'),
         f"{span(hogs, pct)}; {span(hogs_fixed, pct)}" if any(hogs) else '-',
     ]
     print(f"|{key[0]}|{key[1]}|{key[2]}|{len(rs)}|" + "|".join(cells) + "|")

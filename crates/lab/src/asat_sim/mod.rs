@@ -27,7 +27,8 @@
 //! [`Scenario::grain`] and [`Scenario::hogs`] are the scenarios of the `asat_sim` program;
 //! [`summarize`] computes its figures (settling, total, fairness, moves, regain) from a
 //! trace, and [`makespan`] the time k jobs of a fixed amount of work take, under the rule or
-//! with a fixed team of `max_threads` each ([`Config::fixed`]).
+//! with a fixed team of `max_threads` each ([`Config::fixed`]); [`ideal_makespan`] is the
+//! shortest such time a runtime could reach without running more threads than CPUs.
 //!
 //! ```
 //! use asat_lab::asat_sim::{run, summarize, Config, Scenario};
@@ -42,11 +43,13 @@
 //! # Ok::<(), asat_lab::Error>(())
 //! ```
 
+mod bound;
 mod engine;
 mod metrics;
 mod scenario;
 mod world;
 
+pub use bound::ideal_makespan;
 pub use metrics::{summarize, Summary};
 pub use scenario::{JobSpec, Scenario, SCENARIOS};
 

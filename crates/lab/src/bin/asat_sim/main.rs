@@ -19,13 +19,17 @@
 //! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario x seed with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
 //!   moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,
-//!   hog_share_fixed` (see [`Summary`]; an empty cell is "never" or "not applicable").
+//!   hog_share_fixed,makespan_ideal` (see [`Summary`]; an empty cell is "never" or "not
+//!   applicable").
 //!   `makespan` is the time in seconds from the start to the last job's end when every job
 //!   of the scenario (same arrivals, grains and hogs) has the same work, `--work-evals`
 //!   evaluation intervals of P CPUs, and leaves when it is done; `makespan_fixed` is the same
 //!   with a fixed team of P threads per job ([`sim::makespan`]); `hog_share` and
 //!   `hog_share_fixed`, the CPU the hogs got until then, as a share of a CPU each
-//!   ([`sim::makespan_run`]);
+//!   ([`sim::makespan_run`]); `makespan_ideal`, the shortest makespan a runtime could reach
+//!   without running more threads than the CPUs the hogs leave ([`sim::ideal_makespan`]): where
+//!   `makespan_fixed` is not well above it, the fixed teams lose little to oversubscription
+//!   and no runtime can gain much on them;
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
 //!
@@ -33,7 +37,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use asat::adaptive::Rule;
 use asat_lab::asat_sim::{self as sim, Config, Makespan, Scenario, Summary, TracePoint};
@@ -80,6 +84,7 @@ struct Cell {
     summary: Summary,
     makespan: Option<Makespan>,
     fixed: Option<Makespan>,
+    ideal: Option<Duration>,
 }
 
 /// `7` or `1-10`.
@@ -147,6 +152,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                         let summary = sim::summarize(&trace, &sc, &cfg);
                         let (makespan, f) = makespans(&cfg, &sc, args.work_evals, fixed)?;
                         fixed = Some(f);
+                        let ideal = ideal(&cfg, &sc, args.work_evals);
                         eprintln!(
                             "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
                             start.elapsed().as_secs_f64(),
@@ -163,6 +169,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                             summary,
                             makespan,
                             fixed: f,
+                            ideal,
                         });
                     }
                 }
@@ -186,11 +193,11 @@ fn makespans(
     if work_evals == 0 {
         return Ok((None, None));
     }
-    let eval = cfg.asat.eval_interval;
-    let work = eval * work_evals * cfg.processors as u32;
+    let work = job_work(cfg, work_evals);
     // generous: every job alone at a quarter of the machine's speed, after the last arrival
     let last = sc.jobs.iter().map(|j| j.arrive).max().unwrap_or_default();
-    let limit = (last + eval * work_evals * 4 * sc.jobs.len() as u32).min(sim::MAX_DURATION);
+    let limit = (last + cfg.asat.eval_interval * work_evals * 4 * sc.jobs.len() as u32)
+        .min(sim::MAX_DURATION);
     let with_work = sc.with_work(work, limit);
     let rule = sim::makespan_run(cfg, &with_work)?;
     let fixed = match known {
@@ -204,6 +211,20 @@ fn makespans(
         )?,
     };
     Ok((rule, fixed))
+}
+
+/// Each job's work for the makespans: `work_evals` evaluation intervals of all CPUs.
+fn job_work(cfg: &Config, work_evals: u32) -> Duration {
+    cfg.asat.eval_interval * work_evals * cfg.processors as u32
+}
+
+/// [`sim::ideal_makespan`] of `sc` with the work of [`makespans`] (`None` for no work).
+fn ideal(cfg: &Config, sc: &Scenario, work_evals: u32) -> Option<Duration> {
+    if work_evals == 0 {
+        return None;
+    }
+    let work = job_work(cfg, work_evals);
+    sim::ideal_makespan(cfg.processors, &sc.with_work(work, sim::MAX_DURATION))
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -222,7 +243,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
     )?;
     let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
-    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,hog_share_fixed")?;
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,hog_share_fixed,makespan_ideal")?;
     let secs = |m: Option<Makespan>| opt_f(m.map(|m| m.time.as_secs_f64()), 3);
     let hogs = |m: Option<Makespan>| opt_f(m.and_then(|m| m.hog_share), 3);
     for c in cells {
@@ -243,7 +264,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         let m = &c.summary;
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.rule,
             c.processors,
             c.jobs,
@@ -258,7 +279,8 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
             secs(c.fixed),
             c.seed,
             hogs(c.makespan),
-            hogs(c.fixed)
+            hogs(c.fixed),
+            opt_f(c.ideal.map(|d| d.as_secs_f64()), 3)
         )?;
     }
     t.flush()?;
@@ -266,8 +288,8 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
 }
 
 fn print_table(cells: &[Cell]) {
-    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio | hogs' CPU, fixed's |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio | ideal s | hogs' CPU, fixed's |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         let m = &c.summary;
         let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
@@ -287,7 +309,7 @@ fn print_table(cells: &[Cell]) {
             _ => "-".into(),
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.rule,
             c.processors,
             c.jobs,
@@ -304,6 +326,8 @@ fn print_table(cells: &[Cell]) {
             secs(c.makespan),
             secs(c.fixed),
             ratio,
+            c.ideal
+                .map_or("-".into(), |d| format!("{:.2}", d.as_secs_f64())),
             hogs,
         );
     }
