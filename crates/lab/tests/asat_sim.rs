@@ -400,41 +400,34 @@ fn no_schedule_beats_the_ideal_makespan_unless_it_takes_the_hogs_cpus() {
     // binds asat's jobs, which leave the hogs their CPUs, while 8 fixed teams of 16 threads
     // take part of those CPUs and may end sooner than any schedule that does not.
     let p = 16;
-    let cfg = Config::new(p, Rule::Asat, 1);
-    let fixed_cfg = Config {
-        fixed: true,
-        ..cfg.clone()
+    let ideal = |sc: &Scenario| {
+        ideal_makespan(p, &sc.with_work(EVAL * 5 * p as u32, EVAL * 400))
+            .expect("every job has work")
     };
-    let work = EVAL * 5 * p as u32;
     for sc in [
         Scenario::together(p, 1, EVAL),
         Scenario::together(p, 4, EVAL),
         Scenario::staggered(p, 2, EVAL),
     ] {
-        let sc = sc.with_work(work, EVAL * 400);
-        let ideal = ideal_makespan(p, &sc).expect("every job has work");
-        for c in [&cfg, &fixed_cfg] {
-            let m = makespan(c, &sc).unwrap().expect("every job finishes");
+        let ideal = ideal(&sc);
+        let (asat, fixed) = makespans(p, &sc, 5);
+        for (m, name) in [(asat, "asat"), (fixed, "fixed")] {
             assert!(
                 m >= ideal && m.as_secs_f64() <= 1.3 * ideal.as_secs_f64(),
-                "{} jobs, fixed {}: {m:?} against the ideal {ideal:?}",
-                sc.jobs.len(),
-                c.fixed
+                "{} jobs, {name}: {m:?} against the ideal {ideal:?}",
+                sc.jobs.len()
             );
         }
     }
-    let sc = Scenario::hogs(p, 8, EVAL).with_work(work, EVAL * 400);
-    let ideal = ideal_makespan(p, &sc).expect("every job has work");
+    let sc = Scenario::hogs(p, 8, EVAL);
+    let ideal = ideal(&sc);
     // 8 jobs of 5 intervals of 16 CPUs on the 12 the hogs leave
     let expect = EVAL * 5 * 8 * 16 / 12;
     assert!(
         ideal.abs_diff(expect) < Duration::from_micros(1),
         "{ideal:?}"
     );
-    let asat = makespan(&cfg, &sc).unwrap().expect("every job finishes");
-    let fixed = makespan(&fixed_cfg, &sc)
-        .unwrap()
-        .expect("every job finishes");
+    let (asat, fixed) = makespans(p, &sc, 5);
     assert!(asat >= ideal, "asat {asat:?} against the ideal {ideal:?}");
     assert!(
         fixed.as_secs_f64() < 1.03 * ideal.as_secs_f64(),

@@ -150,9 +150,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                         let t = Instant::now();
                         let trace = sim::run(&cfg, &sc)?;
                         let summary = sim::summarize(&trace, &sc, &cfg);
-                        let (makespan, f) = makespans(&cfg, &sc, args.work_evals, fixed)?;
+                        let (makespan, f, ideal) = makespans(&cfg, &sc, args.work_evals, fixed)?;
                         fixed = Some(f);
-                        let ideal = ideal(&cfg, &sc, args.work_evals);
                         eprintln!(
                             "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
                             start.elapsed().as_secs_f64(),
@@ -183,21 +182,24 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The makespans of `sc` with every job given `work_evals` intervals of all CPUs as work:
-/// under `cfg`'s rule, and with fixed teams (`known` when already run for this cell).
+/// under `cfg`'s rule, with fixed teams (`known` when already run for this cell), and the
+/// ideal ([`sim::ideal_makespan`]).
+type Makespans = (Option<Makespan>, Option<Makespan>, Option<Duration>);
+
 fn makespans(
     cfg: &Config,
     sc: &Scenario,
     work_evals: u32,
     known: Option<Option<Makespan>>,
-) -> Result<(Option<Makespan>, Option<Makespan>), Box<dyn std::error::Error>> {
+) -> Result<Makespans, Box<dyn std::error::Error>> {
     if work_evals == 0 {
-        return Ok((None, None));
+        return Ok((None, None, None));
     }
-    let work = job_work(cfg, work_evals);
+    let eval = cfg.asat.eval_interval;
+    let work = eval * work_evals * cfg.processors as u32;
     // generous: every job alone at a quarter of the machine's speed, after the last arrival
     let last = sc.jobs.iter().map(|j| j.arrive).max().unwrap_or_default();
-    let limit = (last + cfg.asat.eval_interval * work_evals * 4 * sc.jobs.len() as u32)
-        .min(sim::MAX_DURATION);
+    let limit = (last + eval * work_evals * 4 * sc.jobs.len() as u32).min(sim::MAX_DURATION);
     let with_work = sc.with_work(work, limit);
     let rule = sim::makespan_run(cfg, &with_work)?;
     let fixed = match known {
@@ -210,21 +212,7 @@ fn makespans(
             &with_work,
         )?,
     };
-    Ok((rule, fixed))
-}
-
-/// Each job's work for the makespans: `work_evals` evaluation intervals of all CPUs.
-fn job_work(cfg: &Config, work_evals: u32) -> Duration {
-    cfg.asat.eval_interval * work_evals * cfg.processors as u32
-}
-
-/// [`sim::ideal_makespan`] of `sc` with the work of [`makespans`] (`None` for no work).
-fn ideal(cfg: &Config, sc: &Scenario, work_evals: u32) -> Option<Duration> {
-    if work_evals == 0 {
-        return None;
-    }
-    let work = job_work(cfg, work_evals);
-    sim::ideal_makespan(cfg.processors, &sc.with_work(work, sim::MAX_DURATION))
+    Ok((rule, fixed, sim::ideal_makespan(cfg.processors, &with_work)))
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
