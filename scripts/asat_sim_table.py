@@ -4,7 +4,9 @@
 # `never`: no evaluation after which the sum of teams stayed in [P, P + k] (or no regain);
 # `-`: the scenario has no departure to regain from (or, for the hogs' CPU, has no hogs).
 # hogs' CPU: what the hogs got until the last job left, a share of a CPU each, beside asat's
-# jobs and beside fixed teams. fixed/ideal and asat/ideal: the makespans over the shortest a
+# jobs and beside fixed teams. share/fixed: fixed teams of the jobs' equal shares of the CPUs
+# the hogs leave (makespan_share, a static partition) over fixed teams of P; asat/share: the
+# rule over that partition. fixed/ideal and asat/ideal: the makespans over the shortest a
 # runtime could reach without more threads than the CPUs the hogs leave (makespan_ideal).
 import collections
 import csv
@@ -29,14 +31,13 @@ def span(vals, fmt):
     return s + (f" ({never} never)" if never else "")
 
 
-print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|fixed/ideal|asat/ideal|hogs' CPU: asat; fixed|")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|P|k|scenario|seeds|settle|max dev|moves/eval|regain|makespan/fixed|share/fixed|asat/share|fixed/ideal|asat/ideal|hogs' CPU: asat; fixed|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for key in sorted(groups):
     rs = groups[key]
-    ratio = [str(float(r['makespan']) / float(r['makespan_fixed']))
-             if r['makespan'] and r['makespan_fixed'] else '' for r in rs]
-    over_ideal = lambda col: [str(float(r[col]) / float(r['makespan_ideal']))
-                              if r[col] and r.get('makespan_ideal') else '' for r in rs]
+    over = lambda col, base: [str(float(r[col]) / float(r[base]))
+                              if r.get(col) and r.get(base) else '' for r in rs]
+    over_ideal = lambda col: over(col, 'makespan_ideal')
     regain = [r['regain_evals'] for r in rs]
     hogs = [r.get('hog_share', '') for r in rs]
     hogs_fixed = [r.get('hog_share_fixed', '') for r in rs]
@@ -46,7 +47,9 @@ for key in sorted(groups):
         span([r['max_share_dev'] for r in rs], pct),
         span([r['moves_per_eval_after'] for r in rs], lambda x: f'{x:.2f}'),
         span(regain, lambda x: str(int(x))) if any(regain) else '-',
-        span(ratio, lambda x: f'{x:.2f}'),
+        span(over('makespan', 'makespan_fixed'), lambda x: f'{x:.2f}'),
+        span(over('makespan_share', 'makespan_fixed'), lambda x: f'{x:.2f}'),
+        span(over('makespan', 'makespan_share'), lambda x: f'{x:.2f}'),
         span(over_ideal('makespan_fixed'), lambda x: f'{x:.2f}'),
         span(over_ideal('makespan'), lambda x: f'{x:.2f}'),
         f"{span(hogs, pct)}; {span(hogs_fixed, pct)}" if any(hogs) else '-',

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use asat::adaptive::Rule;
 use asat_lab::asat_sim::{
-    ideal_makespan, makespan, makespan_run, run, summarize, Config, Scenario, TracePoint,
+    ideal_makespan, makespan, makespan_run, run, share_teams, summarize, Config, Scenario,
+    TracePoint,
 };
 
 const EVAL: Duration = Duration::from_millis(200);
@@ -461,4 +462,39 @@ fn jobs_that_arrive_or_leave_within_an_interval_count_at_the_next_evaluation() {
     let last = sc.jobs.len() - 1;
     let q = first_after(last, sc.jobs[0].depart + EVAL / 4);
     assert!(q.team >= p * 9 / 10, "the last job alone: {q:?}");
+}
+
+#[test]
+fn a_job_alone_pays_nothing_for_its_probes_and_two_jobs_end_as_equal_fixed_shares_do() {
+    // Alone, asat's team is the fixed one, and its timed barriers cost nothing measurable:
+    // its workers spin for work between regions, so a probe's master finds them started.
+    // Two jobs take half the machine each from their first evaluation: they end with a
+    // static partition into fixed teams of 8 (the same regions, on fewer members), which is
+    // what choosing team sizes can reach, 0.93-0.97x the fixed teams of 16 here.
+    let p = 16;
+    let (asat, fixed) = makespans(p, &Scenario::together(p, 1, EVAL), 5);
+    assert!(
+        asat.as_secs_f64() <= 1.005 * fixed.as_secs_f64(),
+        "alone: {asat:?} against {fixed:?}"
+    );
+    let sc = Scenario::together(p, 2, EVAL);
+    assert_eq!(share_teams(p, &sc), [8, 8]);
+    let (asat, fixed) = makespans(p, &sc, 5);
+    let cfg = Config {
+        fixed: true,
+        partition: true,
+        ..Config::new(p, Rule::Asat, 1)
+    };
+    let share = makespan(&cfg, &sc.with_work(EVAL * 5 * p as u32, EVAL * 400))
+        .unwrap()
+        .expect("every job finishes");
+    let (a, f, s) = (asat.as_secs_f64(), fixed.as_secs_f64(), share.as_secs_f64());
+    assert!(
+        a <= 1.01 * s,
+        "2 jobs: asat {asat:?} against the partition {share:?}"
+    );
+    assert!(
+        (0.93..0.97).contains(&(s / f)),
+        "2 jobs: the partition {share:?} against fixed teams {fixed:?}"
+    );
 }

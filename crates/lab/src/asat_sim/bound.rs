@@ -1,5 +1,7 @@
 //! The shortest makespan any runtime could reach in a scenario without running more threads
-//! than CPUs: a bound to judge the rule's and the fixed teams' makespans against.
+//! than CPUs: a bound to judge the rule's and the fixed teams' makespans against; and the
+//! static partition of the machine into the jobs' equal shares ([`share_teams`]), the
+//! baseline of what choosing team sizes alone can reach.
 //!
 //! The jobs get the CPUs the hogs leave (`P - hogs`: a hog keeps its CPU, as it does when no
 //! runtime puts more threads on the machine than it has CPUs), do their work at full speed
@@ -49,6 +51,34 @@ pub fn ideal_makespan(processors: usize, scenario: &Scenario) -> Option<Duration
         own = own.max(arrive + work / width);
     }
     Some(Duration::from_secs_f64(machine.max(own)))
+}
+
+/// Each job's equal share of the CPUs the hogs leave, in threads: `(P - hogs) / k` rounded
+/// down, the remainder one each to the first jobs, at least 1 and at most the job's
+/// `max_threads`. Fixed teams of these sizes ([`Config::partition`](super::Config::partition))
+/// run the jobs' regions with no oversubscription and no CPU idle while every job is there:
+/// what a runtime that knew the shares in advance, and paid nothing to learn them, would run.
+///
+/// ```
+/// use asat_lab::asat_sim::{share_teams, Scenario};
+/// use std::time::Duration;
+/// let eval = Duration::from_millis(200);
+/// assert_eq!(share_teams(64, &Scenario::together(64, 4, eval)), [16; 4]);
+/// // 16 CPUs, 4 hogs: 12 left to 8 jobs
+/// assert_eq!(share_teams(16, &Scenario::hogs(16, 8, eval)), [2, 2, 2, 2, 1, 1, 1, 1]);
+/// ```
+pub fn share_teams(processors: usize, scenario: &Scenario) -> Vec<usize> {
+    let k = scenario.jobs.len().max(1);
+    let free = processors.saturating_sub(scenario.hogs);
+    scenario
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(j, spec)| {
+            let share = free / k + usize::from(j < free % k);
+            share.clamp(1, spec.max_threads.max(1))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -101,6 +131,18 @@ mod tests {
         let mut sc = with_work(Scenario::together(16, 1, EVAL), 8.0);
         sc.jobs[0].max_threads = 4;
         assert_eq!(ideal_makespan(16, &sc), Some(secs(2.0)));
+    }
+
+    #[test]
+    fn shares_split_the_free_cpus_within_each_job_s_width() {
+        let eval = EVAL;
+        assert_eq!(share_teams(16, &Scenario::together(16, 1, eval)), [16]);
+        assert_eq!(share_teams(16, &Scenario::together(16, 3, eval)), [6, 5, 5]);
+        // more jobs than free CPUs: a thread each
+        assert_eq!(share_teams(16, &Scenario::hogs(16, 16, eval)), [1; 16]);
+        let mut narrow = Scenario::together(16, 2, eval);
+        narrow.jobs[0].max_threads = 4;
+        assert_eq!(share_teams(16, &narrow), [4, 8]);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! Linux-like scheduler.
 //!
 //! - Each CPU runs one thread and keeps a run queue; a thread runs for at most a time slice
-//!   while others wait, then goes to the back of the queue (round robin: each runnable thread
-//!   of a CPU gets an equal share of it).
+//!   (0.75x to 1.25x the configured one, drawn at each dispatch: the CPUs' rotations drift
+//!   apart, as a kernel's do with its ticks and wake-ups) while others wait, then goes to the
+//!   back of the queue (round robin: each runnable thread of a CPU gets an equal share of it).
 //! - A thread that wakes (after the wake-up latency) goes to an idle CPU if there is one (its
 //!   previous CPU first), else to the shorter queue of its previous CPU and one chosen at
 //!   random (the periodic load balancer, in one step), at the front: the woken thread runs
@@ -141,6 +142,13 @@ impl Engine {
     /// Busy CPU time and time with a waiting thread, summed over CPUs, so far.
     pub(super) fn pressure_integrals(&self) -> (u128, u128) {
         (self.busy_ns, self.some_ns)
+    }
+
+    /// A time slice: 0.75x to 1.25x the configured one, drawn per dispatch, so that the
+    /// CPUs' rotations do not stay in step (equal slices started together would gang-schedule
+    /// a job whose threads share the CPUs with another's, which no kernel does on purpose).
+    fn slice(&mut self) -> Ns {
+        (self.p.slice as f64 * (0.75 + 0.5 * self.uniform())) as Ns
     }
 
     /// A uniform random number in `[0, 1)` from the machine's stream.
@@ -304,8 +312,9 @@ impl Engine {
                     self.run_on(cpu, next);
                     Some(Note::OnCpu(next))
                 } else {
+                    let slice = self.slice();
                     let c = &mut self.cpus[cpu];
-                    c.slice_end = self.now + self.p.slice;
+                    c.slice_end = self.now + slice;
                     self.arm(cpu);
                     None
                 }
@@ -388,10 +397,11 @@ impl Engine {
         self.threads[tid].at = At::Running(cpu);
         self.threads[tid].prev_cpu = cpu;
         self.set_current(cpu, Some(tid));
+        let slice = self.slice();
         let c = &mut self.cpus[cpu];
         c.since = self.now;
         c.dispatched = self.now;
-        c.slice_end = self.now + self.p.slice;
+        c.slice_end = self.now + slice;
         self.arm(cpu);
     }
 

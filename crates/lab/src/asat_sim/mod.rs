@@ -27,8 +27,9 @@
 //! [`Scenario::grain`] and [`Scenario::hogs`] are the scenarios of the `asat_sim` program;
 //! [`summarize`] computes its figures (settling, total, fairness, moves, regain) from a
 //! trace, and [`makespan`] the time k jobs of a fixed amount of work take, under the rule or
-//! with a fixed team of `max_threads` each ([`Config::fixed`]); [`ideal_makespan`] is the
-//! shortest such time a runtime could reach without running more threads than CPUs.
+//! with a fixed team of `max_threads` each ([`Config::fixed`]) or of the jobs' equal shares
+//! ([`Config::partition`], [`share_teams`]); [`ideal_makespan`] is the shortest such time a
+//! runtime could reach without running more threads than CPUs.
 //!
 //! ```
 //! use asat_lab::asat_sim::{run, summarize, Config, Scenario};
@@ -49,7 +50,7 @@ mod metrics;
 mod scenario;
 mod world;
 
-pub use bound::ideal_makespan;
+pub use bound::{ideal_makespan, share_teams};
 pub use metrics::{summarize, Summary};
 pub use scenario::{JobSpec, Scenario, SCENARIOS};
 
@@ -97,6 +98,11 @@ pub struct Config {
     /// Every job runs `max_threads` threads in every region and never evaluates: a fixed
     /// team (the `fixed` policy), the baseline of [`makespan`]. Default off.
     pub fixed: bool,
+    /// With `fixed`, each job's team is its equal share of the CPUs the hogs leave
+    /// ([`share_teams`]) instead of `max_threads`: a static partition of the machine, running
+    /// the same regions (each job's work per region unchanged, split over fewer members).
+    /// Default off.
+    pub partition: bool,
     /// The seed of the machine's random choices.
     pub seed: u64,
 }
@@ -120,6 +126,7 @@ impl Config {
                 ..AsatConfig::default()
             },
             fixed: false,
+            partition: false,
             seed,
         }
     }

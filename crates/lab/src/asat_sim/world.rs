@@ -1,8 +1,8 @@
 //! The jobs on the simulated machine: each is a bulk-synchronous loop of regions whose master
 //! asks the real [`AsatLogic`] for every region's team (or, with [`Config::fixed`], always
-//! runs `max_threads`), runs the timed barriers it asks for
-//! (with the runtime's give-up rule), and whose members wait for work and at barriers by
-//! spinning, then blocking, as the runtime's default wait does.
+//! runs `max_threads`, or its share with [`Config::partition`]), runs the timed barriers it
+//! asks for (with the runtime's give-up rule), and whose members wait for work and at
+//! barriers by spinning, then blocking, as the runtime's default wait does.
 
 use std::time::{Duration, Instant};
 
@@ -92,6 +92,8 @@ pub(super) struct World<'a> {
     owners: Vec<Owner>,
     jobs: Vec<Job>,
     base: Instant,
+    /// Each job's fixed team under [`Config::partition`].
+    shares: Option<Vec<usize>>,
     pub(super) trace: Vec<TracePoint>,
 }
 
@@ -112,6 +114,8 @@ impl<'a> World<'a> {
             owners: Vec::new(),
             jobs: Vec::new(),
             base: Instant::now(),
+            shares: (cfg.fixed && cfg.partition)
+                .then(|| super::share_teams(cfg.processors, scenario)),
             trace: Vec::new(),
         };
         for _ in 0..scenario.hogs {
@@ -252,7 +256,8 @@ impl<'a> World<'a> {
         }
         let bound = spec.max_threads.min(self.cfg.processors);
         if self.cfg.fixed {
-            return self.post(job, bound.max(1), false, None);
+            let team = self.shares.as_ref().map_or(bound, |s| s[job].min(bound));
+            return self.post(job, team.max(1), false, None);
         }
         let at = self.base + Duration::from_nanos(now);
         let procs = self.cfg.procs.then(|| self.process_times());
@@ -390,7 +395,12 @@ impl<'a> World<'a> {
         let tid = j.members[m];
         if let (0, true, Some(limit)) = (m, ep.probe, ep.limit) {
             // The master of a probe spins (holding its CPU) until every worker has started
-            // or the limit has passed, then gives up on the others (the runtime's rule).
+            // or the limit has passed, then gives up on the others (the runtime's rule);
+            // workers that were spinning for work started when it was posted, and then the
+            // master has nothing to wait for.
+            if ep.started.iter().all(|&s| s) {
+                return self.arrive(job, 0);
+            }
             self.eng.set(tid, Doing::Work(limit.max(1)));
             return;
         }

@@ -19,8 +19,8 @@
 //! - `DIR/asat_sim.csv`: one row per rule x processors x jobs x scenario x seed with
 //!   `rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,
 //!   moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,
-//!   hog_share_fixed,makespan_ideal` (see [`Summary`]; an empty cell is "never" or "not
-//!   applicable").
+//!   hog_share_fixed,makespan_ideal,makespan_share` (see [`Summary`]; an empty cell is
+//!   "never" or "not applicable").
 //!   `makespan` is the time in seconds from the start to the last job's end when every job
 //!   of the scenario (same arrivals, grains and hogs) has the same work, `--work-evals`
 //!   evaluation intervals of P CPUs, and leaves when it is done; `makespan_fixed` is the same
@@ -29,7 +29,9 @@
 //!   ([`sim::makespan_run`]); `makespan_ideal`, the shortest makespan a runtime could reach
 //!   without running more threads than the CPUs the hogs leave ([`sim::ideal_makespan`]): where
 //!   `makespan_fixed` is not well above it, the fixed teams lose little to oversubscription
-//!   and no runtime can gain much on them;
+//!   and no runtime can gain much on them; `makespan_share`, the same jobs as fixed teams of
+//!   their equal shares of those CPUs ([`sim::share_teams`]): a static partition, what
+//!   choosing team sizes alone can reach where every job is there from the start;
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
 //!
@@ -82,9 +84,7 @@ struct Cell {
     seed: u64,
     trace: Vec<TracePoint>,
     summary: Summary,
-    makespan: Option<Makespan>,
-    fixed: Option<Makespan>,
-    ideal: Option<Duration>,
+    makespans: Makespans,
 }
 
 /// `7` or `1-10`.
@@ -135,7 +135,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         for &k in &args.jobs {
             for scenario in &args.scenarios {
                 for &seed in seeds {
-                    let mut fixed = None;
+                    let mut baselines = None;
                     for rule in &args.rules {
                         let r = Rule::parse(rule).ok_or("unknown rule")?;
                         let cfg = Config::new(p, r, seed);
@@ -150,8 +150,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                         let t = Instant::now();
                         let trace = sim::run(&cfg, &sc)?;
                         let summary = sim::summarize(&trace, &sc, &cfg);
-                        let (makespan, f, ideal) = makespans(&cfg, &sc, args.work_evals, fixed)?;
-                        fixed = Some(f);
+                        let makespans = makespans(&cfg, &sc, args.work_evals, baselines)?;
+                        baselines = Some(makespans);
                         eprintln!(
                             "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
                             start.elapsed().as_secs_f64(),
@@ -166,9 +166,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                             seed,
                             trace: if seed == seeds[0] { trace } else { Vec::new() },
                             summary,
-                            makespan,
-                            fixed: f,
-                            ideal,
+                            makespans,
                         });
                     }
                 }
@@ -181,19 +179,30 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The makespans of `sc` with every job given `work_evals` intervals of all CPUs as work:
-/// under `cfg`'s rule, with fixed teams (`known` when already run for this cell), and the
-/// ideal ([`sim::ideal_makespan`]).
-type Makespans = (Option<Makespan>, Option<Makespan>, Option<Duration>);
+/// A cell's makespans (module docs; `None` without `--work-evals`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Makespans {
+    /// Under the rule.
+    rule: Option<Makespan>,
+    /// Fixed teams of `P`.
+    fixed: Option<Makespan>,
+    /// Fixed teams of the jobs' equal shares.
+    share: Option<Makespan>,
+    ideal: Option<Duration>,
+}
 
+/// The makespans of `sc` with every job given `work_evals` intervals of all CPUs as work:
+/// under `cfg`'s rule, with fixed teams of `P` and of the shares (taken from `known` when
+/// already run for this cell: they do not depend on the rule), and the ideal
+/// ([`sim::ideal_makespan`]).
 fn makespans(
     cfg: &Config,
     sc: &Scenario,
     work_evals: u32,
-    known: Option<Option<Makespan>>,
+    known: Option<Makespans>,
 ) -> Result<Makespans, Box<dyn std::error::Error>> {
     if work_evals == 0 {
-        return Ok((None, None, None));
+        return Ok(Makespans::default());
     }
     let eval = cfg.asat.eval_interval;
     let work = eval * work_evals * cfg.processors as u32;
@@ -202,17 +211,24 @@ fn makespans(
     let limit = (last + eval * work_evals * 4 * sc.jobs.len() as u32).min(sim::MAX_DURATION);
     let with_work = sc.with_work(work, limit);
     let rule = sim::makespan_run(cfg, &with_work)?;
-    let fixed = match known {
-        Some(f) => f,
-        None => sim::makespan_run(
-            &Config {
-                fixed: true,
-                ..cfg.clone()
-            },
-            &with_work,
-        )?,
+    let fixed_run = |partition| {
+        let fixed = Config {
+            fixed: true,
+            partition,
+            ..cfg.clone()
+        };
+        sim::makespan_run(&fixed, &with_work)
     };
-    Ok((rule, fixed, sim::ideal_makespan(cfg.processors, &with_work)))
+    let (fixed, share) = match known {
+        Some(m) => (m.fixed, m.share),
+        None => (fixed_run(false)?, fixed_run(true)?),
+    };
+    Ok(Makespans {
+        rule,
+        fixed,
+        share,
+        ideal: sim::ideal_makespan(cfg.processors, &with_work),
+    })
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -231,7 +247,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         "rule,processors,jobs,scenario,job,evaluation,t_s,team_size"
     )?;
     let mut s = std::fs::File::create(args.out.join("asat_sim.csv"))?;
-    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,hog_share_fixed,makespan_ideal")?;
+    writeln!(s, "rule,processors,jobs,scenario,settle_evals,total_after,max_share_dev,moves_per_eval_after,regain_evals,efficiency,makespan,makespan_fixed,seed,hog_share,hog_share_fixed,makespan_ideal,makespan_share")?;
     let secs = |m: Option<Makespan>| opt_f(m.map(|m| m.time.as_secs_f64()), 3);
     let hogs = |m: Option<Makespan>| opt_f(m.and_then(|m| m.hog_share), 3);
     for c in cells {
@@ -252,7 +268,7 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
         let m = &c.summary;
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.rule,
             c.processors,
             c.jobs,
@@ -263,12 +279,13 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
             opt_f(m.moves_per_eval_after, 3),
             opt(m.regain_evals),
             opt_f(m.efficiency, 3),
-            secs(c.makespan),
-            secs(c.fixed),
+            secs(c.makespans.rule),
+            secs(c.makespans.fixed),
             c.seed,
-            hogs(c.makespan),
-            hogs(c.fixed),
-            opt_f(c.ideal.map(|d| d.as_secs_f64()), 3)
+            hogs(c.makespans.rule),
+            hogs(c.makespans.fixed),
+            opt_f(c.makespans.ideal.map(|d| d.as_secs_f64()), 3),
+            secs(c.makespans.share)
         )?;
     }
     t.flush()?;
@@ -276,12 +293,12 @@ fn write_csvs(args: &Args, cells: &[Cell]) -> Result<(), Box<dyn std::error::Err
 }
 
 fn print_table(cells: &[Cell]) {
-    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio | ideal s | hogs' CPU, fixed's |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rule | P | k | scenario | seed | settle evals | total after | max share dev | moves/eval | regain evals | efficiency | makespan s | fixed s | ratio | share s | ideal s | hogs' CPU, fixed's |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         let m = &c.summary;
         let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
-        let ratio = match (c.makespan, c.fixed) {
+        let ratio = match (c.makespans.rule, c.makespans.fixed) {
             (Some(a), Some(f)) if !f.time.is_zero() => {
                 format!("{:.2}", a.time.as_secs_f64() / f.time.as_secs_f64())
             }
@@ -290,14 +307,14 @@ fn print_table(cells: &[Cell]) {
         let secs =
             |m: Option<Makespan>| m.map_or("-".into(), |m| format!("{:.2}", m.time.as_secs_f64()));
         let hogs = match (
-            c.makespan.and_then(|m| m.hog_share),
-            c.fixed.and_then(|m| m.hog_share),
+            c.makespans.rule.and_then(|m| m.hog_share),
+            c.makespans.fixed.and_then(|m| m.hog_share),
         ) {
             (Some(a), Some(f)) => format!("{:.0}%, {:.0}%", a * 100.0, f * 100.0),
             _ => "-".into(),
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.rule,
             c.processors,
             c.jobs,
@@ -311,10 +328,11 @@ fn print_table(cells: &[Cell]) {
             dash(opt(m.regain_evals)),
             m.efficiency
                 .map_or("-".into(), |e| format!("{:.0}%", e * 100.0)),
-            secs(c.makespan),
-            secs(c.fixed),
+            secs(c.makespans.rule),
+            secs(c.makespans.fixed),
             ratio,
-            c.ideal
+            secs(c.makespans.share),
+            c.makespans.ideal
                 .map_or("-".into(), |d| format!("{:.2}", d.as_secs_f64())),
             hogs,
         );
