@@ -35,13 +35,17 @@
 //! - `DIR/asat_sim.svg`: every job's team size over time for the largest P and k of the run,
 //!   one panel per scenario and rule;
 //!
-//! and prints the table.
+//! and prints the table. The runs (one per machine size, number of jobs, scenario and seed)
+//! are spread over the machine's CPUs with asat's own parallel iterators; each is
+//! deterministic, so the figures do not depend on how many run at once.
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use asat::adaptive::Rule;
+use asat::prelude::*;
 use asat_lab::asat_sim::{self as sim, Config, Makespan, Scenario, Summary, TracePoint};
 use asat_lab::files;
 use asat_peers::cli::dedup_in_order;
@@ -123,60 +127,101 @@ fn main() {
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     files::create_dir(&args.out)?;
-    let mut cells = Vec::new();
     let seeds = &args.seed[0];
-    let total = args.rules.len()
-        * args.processors.len()
-        * args.jobs.len()
-        * args.scenarios.len()
-        * seeds.len();
-    let start = Instant::now();
+    let mut points = Vec::new();
     for &p in &args.processors {
         for &k in &args.jobs {
             for scenario in &args.scenarios {
                 for &seed in seeds {
-                    let mut baselines = None;
-                    for rule in &args.rules {
-                        let r = Rule::parse(rule).ok_or("unknown rule")?;
-                        let cfg = Config::new(p, r, seed);
-                        let sc = Scenario::named(
-                            scenario,
-                            p,
-                            k,
-                            cfg.asat.eval_interval,
-                            cfg.region_work,
-                        )
-                        .ok_or("unknown scenario")?;
-                        let t = Instant::now();
-                        let trace = sim::run(&cfg, &sc)?;
-                        let summary = sim::summarize(&trace, &sc, &cfg);
-                        let makespans = makespans(&cfg, &sc, args.work_evals, baselines)?;
-                        baselines = Some(makespans);
-                        eprintln!(
-                            "asat_sim [{:>6.1} s] {}/{total}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
-                            start.elapsed().as_secs_f64(),
-                            cells.len() + 1,
-                            t.elapsed().as_secs_f64()
-                        );
-                        cells.push(Cell {
-                            rule: rule.clone(),
-                            processors: p,
-                            jobs: k,
-                            scenario: scenario.clone(),
-                            seed,
-                            trace: if seed == seeds[0] { trace } else { Vec::new() },
-                            summary,
-                            makespans,
-                        });
-                    }
+                    points.push(Point {
+                        p,
+                        k,
+                        scenario,
+                        seed,
+                        traced: seed == seeds[0],
+                    });
                 }
             }
         }
     }
+    let progress = Progress {
+        start: Instant::now(),
+        done: AtomicUsize::new(0),
+        total: points.len() * args.rules.len(),
+    };
+    // Each machine, scenario and seed on a thread of its own (the runs are deterministic, so
+    // running them side by side changes no figure), handed out one at a time: they take from
+    // a tenth of a second to half a minute.
+    let cells: Vec<Vec<Cell>> = points
+        .par_iter()
+        .with_max_len(1)
+        .map(|point| run_point(args, point, &progress))
+        .collect::<Result<_, String>>()?;
+    let cells: Vec<Cell> = cells.into_iter().flatten().collect();
     write_csvs(args, &cells)?;
     print_table(&cells);
     plot(args, &cells)?;
     Ok(())
+}
+
+/// One machine size, number of jobs, scenario and seed, run under each rule.
+struct Point<'a> {
+    p: usize,
+    k: usize,
+    scenario: &'a String,
+    seed: u64,
+    /// Whether its traces are kept (the first seed's).
+    traced: bool,
+}
+
+/// The runs done so far, for the progress lines.
+struct Progress {
+    start: Instant,
+    done: AtomicUsize,
+    total: usize,
+}
+
+/// The cells of `point`, one per rule (the fixed teams' makespans run once for all rules).
+fn run_point(args: &Args, point: &Point<'_>, progress: &Progress) -> Result<Vec<Cell>, String> {
+    let Point {
+        p,
+        k,
+        scenario,
+        seed,
+        traced,
+    } = *point;
+    let mut baselines = None;
+    let mut cells = Vec::new();
+    for rule in &args.rules {
+        let r = Rule::parse(rule).ok_or("unknown rule")?;
+        let cfg = Config::new(p, r, seed);
+        let sc = Scenario::named(scenario, p, k, cfg.asat.eval_interval, cfg.region_work)
+            .ok_or("unknown scenario")?;
+        let t = Instant::now();
+        let trace = sim::run(&cfg, &sc).map_err(|e| e.to_string())?;
+        let summary = sim::summarize(&trace, &sc, &cfg);
+        let makespans =
+            makespans(&cfg, &sc, args.work_evals, baselines).map_err(|e| e.to_string())?;
+        baselines = Some(makespans);
+        eprintln!(
+            "asat_sim [{:>6.1} s] {}/{}: {rule} P={p} k={k} {scenario} seed {seed}: {:.1} s",
+            progress.start.elapsed().as_secs_f64(),
+            progress.done.fetch_add(1, Ordering::Relaxed) + 1,
+            progress.total,
+            t.elapsed().as_secs_f64()
+        );
+        cells.push(Cell {
+            rule: rule.clone(),
+            processors: p,
+            jobs: k,
+            scenario: scenario.clone(),
+            seed,
+            trace: if traced { trace } else { Vec::new() },
+            summary,
+            makespans,
+        });
+    }
+    Ok(cells)
 }
 
 /// A cell's makespans (module docs; `None` without `--work-evals`).
@@ -200,7 +245,7 @@ fn makespans(
     sc: &Scenario,
     work_evals: u32,
     known: Option<Makespans>,
-) -> Result<Makespans, Box<dyn std::error::Error>> {
+) -> Result<Makespans, asat_lab::Error> {
     if work_evals == 0 {
         return Ok(Makespans::default());
     }
