@@ -6,7 +6,7 @@
 //!
 //! For each number of copies and each runtime in turn (`serial`; `rayon`, a pool of the
 //! machine's CPUs; `asat-fixed`, an asat pool of that size with the `fixed` policy; `asat`,
-//! the same with the `asat` policy), this starts that many processes of itself. Each builds a
+//! the same with the `asat` policy; `--runtimes` takes a subset), this starts that many processes of itself. Each builds a
 //! tree of `--levels` levels, reports ready, and once every copy is ready (so that building
 //! is not timed) sums its tree `--sums` times with a `join` per node (checking each sum) and
 //! prints its wall and CPU seconds (`--sums 10,3`: copies of unequal work, some of which
@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use asat_peers::stats::{median, process_cpu};
 use asat_peers::tree::{self, Node};
+use clap::builder::PossibleValuesParser;
 use clap::Parser;
 
 #[path = "common/asat_join.rs"]
@@ -45,6 +46,10 @@ struct Args {
     /// Threads of each copy's pool [default: the machine's CPUs].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
+    /// Runtimes to run, comma-separated (the time is set against the best of those of
+    /// serial, rayon and asat-fixed that run, the CPU against serial's when it runs).
+    #[arg(long, default_value = "serial,rayon,asat-fixed,asat", value_delimiter = ',', value_parser = PossibleValuesParser::new(RUNTIMES))]
+    runtimes: Vec<String>,
     /// Rounds (the runtimes take turns in each); medians are printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
@@ -81,12 +86,16 @@ fn main() {
         "{:>6} {:<11} {:>10} {:>9} {:>10} {:>9} {:>11}",
         "copies", "runtime", "last done", "/best", "CPU", "/serial", "first done"
     );
+    let runtimes: Vec<&str> = RUNTIMES
+        .into_iter()
+        .filter(|r| args.runtimes.iter().any(|a| a == r))
+        .collect();
     for &k in &args.copies {
-        let mut walls = vec![Vec::new(); RUNTIMES.len()];
-        let mut cpus = vec![Vec::new(); RUNTIMES.len()];
-        let mut firsts = vec![Vec::new(); RUNTIMES.len()];
+        let mut walls = vec![Vec::new(); runtimes.len()];
+        let mut cpus = vec![Vec::new(); runtimes.len()];
+        let mut firsts = vec![Vec::new(); runtimes.len()];
         for _ in 0..args.runs {
-            for (r, name) in RUNTIMES.iter().enumerate() {
+            for (r, name) in runtimes.iter().enumerate() {
                 let done = run_copies(name, k as usize, &args, threads);
                 walls[r].push(done.last);
                 cpus[r].push(done.cpu);
@@ -96,14 +105,21 @@ fn main() {
         let walls: Vec<f64> = walls.into_iter().map(median).collect();
         let cpus: Vec<f64> = cpus.into_iter().map(median).collect();
         let firsts: Vec<f64> = firsts.into_iter().map(median).collect();
-        let best = walls[..3].iter().copied().fold(f64::INFINITY, f64::min);
-        for (r, name) in RUNTIMES.iter().enumerate() {
+        let of = |name: &str, v: &[f64]| runtimes.iter().position(|&r| r == name).map(|r| v[r]);
+        let best = ["serial", "rayon", "asat-fixed"]
+            .iter()
+            .filter_map(|name| of(name, &walls))
+            .reduce(f64::min);
+        let serial_cpu = of("serial", &cpus);
+        let ratio =
+            |x: f64, base: Option<f64>| base.map_or("-".into(), |b| format!("{:.2}x", x / b));
+        for (r, name) in runtimes.iter().enumerate() {
             println!(
-                "{k:>6} {name:<11} {:>9.3}s {:>8.2}x {:>9.3}s {:>8.2}x {:>10.3}s",
+                "{k:>6} {name:<11} {:>9.3}s {:>9} {:>9.3}s {:>9} {:>10.3}s",
                 walls[r],
-                walls[r] / best,
+                ratio(walls[r], best),
                 cpus[r],
-                cpus[r] / cpus[0],
+                ratio(cpus[r], serial_cpu),
                 firsts[r]
             );
         }
