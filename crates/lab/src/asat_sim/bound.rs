@@ -56,8 +56,9 @@ pub fn ideal_makespan(processors: usize, scenario: &Scenario) -> Option<Duration
 /// Each job's equal share of the CPUs the hogs leave, in threads: `(P - hogs) / k` rounded
 /// down, the remainder one each to the first jobs, at least 1 and at most the job's
 /// `max_threads`. Fixed teams of these sizes ([`Config::partition`](super::Config::partition))
-/// run the jobs' regions with no oversubscription and no CPU idle while every job is there:
-/// what a runtime that knew the shares in advance, and paid nothing to learn them, would run.
+/// run the jobs' regions with no oversubscription and no CPU idle while every job is there
+/// (where the jobs are no more than the free CPUs and none is narrower than its share): what
+/// a runtime that knew the shares in advance, and paid nothing to learn them, would run.
 ///
 /// ```
 /// use asat_lab::asat_sim::{share_teams, Scenario};
@@ -135,12 +136,11 @@ mod tests {
 
     #[test]
     fn shares_split_the_free_cpus_within_each_job_s_width() {
-        let eval = EVAL;
-        assert_eq!(share_teams(16, &Scenario::together(16, 1, eval)), [16]);
-        assert_eq!(share_teams(16, &Scenario::together(16, 3, eval)), [6, 5, 5]);
+        assert_eq!(share_teams(16, &Scenario::together(16, 1, EVAL)), [16]);
+        assert_eq!(share_teams(16, &Scenario::together(16, 3, EVAL)), [6, 5, 5]);
         // more jobs than free CPUs: a thread each
-        assert_eq!(share_teams(16, &Scenario::hogs(16, 16, eval)), [1; 16]);
-        let mut narrow = Scenario::together(16, 2, eval);
+        assert_eq!(share_teams(16, &Scenario::hogs(16, 16, EVAL)), [1; 16]);
+        let mut narrow = Scenario::together(16, 2, EVAL);
         narrow.jobs[0].max_threads = 4;
         assert_eq!(share_teams(16, &narrow), [4, 8]);
     }
