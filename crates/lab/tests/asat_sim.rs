@@ -328,11 +328,16 @@ fn after_a_departure_the_jobs_left_regain_the_machine_within_eight_evaluations()
     }
 }
 
+/// `sc` with `evals` intervals of all `p` CPUs as each job's work.
+fn with_work(p: usize, sc: &Scenario, evals: u32) -> Scenario {
+    sc.with_work(EVAL * evals * p as u32, EVAL * 400)
+}
+
 /// Makespans of `sc` with `evals` intervals of all CPUs as each job's work: asat's rule and
 /// a fixed team of P threads per job.
 fn makespans(p: usize, sc: &Scenario, evals: u32) -> (Duration, Duration) {
     let cfg = Config::new(p, Rule::Asat, 1);
-    let work = sc.with_work(EVAL * evals * p as u32, EVAL * 400);
+    let work = with_work(p, sc, evals);
     let asat = makespan(&cfg, &work).unwrap().expect("every job finishes");
     let fixed = Config { fixed: true, ..cfg };
     let fixed = makespan(&fixed, &work)
@@ -370,7 +375,7 @@ fn asat_leaves_the_hogs_their_cpus_where_fixed_teams_take_a_share() {
     // at barriers).
     let p = 16;
     let cfg = Config::new(p, Rule::Asat, 1);
-    let sc = Scenario::hogs(p, 4, EVAL).with_work(EVAL * 5 * p as u32, EVAL * 400);
+    let sc = with_work(p, &Scenario::hogs(p, 4, EVAL), 5);
     let asat = makespan_run(&cfg, &sc)
         .unwrap()
         .expect("every job finishes");
@@ -387,7 +392,7 @@ fn asat_leaves_the_hogs_their_cpus_where_fixed_teams_take_a_share() {
         "beside fixed teams {f:.2}, beside asat's jobs {a:.2}"
     );
     // without hogs, nothing to say
-    let none = Scenario::together(p, 2, EVAL).with_work(EVAL * p as u32, EVAL * 400);
+    let none = with_work(p, &Scenario::together(p, 2, EVAL), 1);
     let m = makespan_run(&cfg, &none)
         .unwrap()
         .expect("every job finishes");
@@ -401,10 +406,8 @@ fn no_schedule_beats_the_ideal_makespan_unless_it_takes_the_hogs_cpus() {
     // binds asat's jobs, which leave the hogs their CPUs, while 8 fixed teams of 16 threads
     // take part of those CPUs and may end sooner than any schedule that does not.
     let p = 16;
-    let ideal = |sc: &Scenario| {
-        ideal_makespan(p, &sc.with_work(EVAL * 5 * p as u32, EVAL * 400))
-            .expect("every job has work")
-    };
+    let ideal =
+        |sc: &Scenario| ideal_makespan(p, &with_work(p, sc, 5)).expect("every job has work");
     for sc in [
         Scenario::together(p, 1, EVAL),
         Scenario::together(p, 4, EVAL),
@@ -485,7 +488,7 @@ fn a_job_alone_pays_nothing_for_its_probes_and_two_jobs_end_as_equal_fixed_share
         partition: true,
         ..Config::new(p, Rule::Asat, 1)
     };
-    let share = makespan(&cfg, &sc.with_work(EVAL * 5 * p as u32, EVAL * 400))
+    let share = makespan(&cfg, &with_work(p, &sc, 5))
         .unwrap()
         .expect("every job finishes");
     let (a, f, s) = (asat.as_secs_f64(), fixed.as_secs_f64(), share.as_secs_f64());
