@@ -36,7 +36,9 @@
 //! and the beat stays due, one more frame at each join, while idle threads outnumber the
 //! frames shared at this beat (a descent feeds every idle thread as its frames go by); with
 //! every thread busy the frame is shared all the same, for whichever finishes first (a thread
-//! whose joins come between long leaves has no other chance to pass work on). Joins that come
+//! whose joins come between long leaves has no other chance to pass work on); with no other
+//! thread allowed to take tasks (a pool of one, or the policy's number at one) it stays
+//! private. Joins that come
 //! a quarter heartbeat or more apart on average (`beat::coarse`) share every private frame at
 //! once, as rayon's do, and so do the next few joins, each reading the clock (the descent to
 //! the next leaf): the push costs nothing beside their grain, and no work waits behind a long

@@ -59,16 +59,21 @@ impl Ctx<'_> {
             self.rt.start_task_workers();
         }
         if coarse > 0 {
-            self.share_all(idle);
+            if !self.alone() {
+                self.share_all(idle);
+            }
             self.burst.set(0);
             self.last_beat.set(now);
             return;
         }
-        if !beat::beat_due(now - self.last_beat.get(), searching) {
+        if !beat::beat_due(now - self.last_beat.get(), searching) || self.alone() {
             return;
         }
         // With every thread busy the frame is shared all the same, for the first to finish:
         // a thread whose joins come between long leaves has no other chance to pass work on.
+        // With no other thread that may take it, it stays private: shared, it would be taken
+        // back from the deque, and the next joins would link frames again (`frame`'s docs):
+        // a few percent of a one-thread sum over a tree of 16.7 M nodes.
         if self.share_oldest() && idle {
             // Frames shared at this beat so far; the beat stays due, one more frame at each
             // join, while idle threads outnumber them (a recursion's descent then feeds every
@@ -89,6 +94,12 @@ impl Ctx<'_> {
         }
         self.burst.set(0);
         self.last_beat.set(now);
+    }
+
+    /// Whether no other thread could take a frame this thread shares: it is index 0 and the
+    /// policy lets no worker take tasks.
+    fn alone(&self) -> bool {
+        self.index == 0 && self.inner().tasks().active() <= 1
     }
 
     /// Asks the policy again how many threads take tasks, when no thread did for
@@ -173,5 +184,43 @@ impl Ctx<'_> {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::job::StackJob;
+    use super::super::latch::Latch;
+    use super::*;
+    use crate::{Fixed, Runtime};
+
+    /// Whether a due beat of index 0 of a pool of two, with `active` threads allowed to take
+    /// tasks, shares the frame it keeps (pushes it on its deque).
+    fn beat_shares(active: usize) -> bool {
+        let rt = Runtime::builder().policy(Fixed::new(2)).build().unwrap();
+        let tasks = rt.inner().tasks();
+        tasks.set_active(active);
+        let mut local = tasks.locals[0].lock();
+        let c = Ctx::new(&rt, 0, &mut local);
+        let job = StackJob::new(|| 1, Latch::on(c.event));
+        let frame = c.frames.frame(job.as_task());
+        // SAFETY: `frame` is unlinked below, before it goes; nothing is linked above it.
+        unsafe { c.frames.push(&frame) };
+        c.frames_changed();
+        c.last_beat.set(beat::first_beat(Instant::now()));
+        c.offer_slow();
+        let shared = c.frames.pop(&frame);
+        match c.deque.pop() {
+            Some(t) => assert!(shared && t.is(frame.task()), "the frame's task was pushed"),
+            None => assert!(!shared, "a shared frame's task is on the deque"),
+        }
+        shared
+    }
+
+    #[test]
+    fn a_due_beat_shares_a_frame_only_where_another_thread_may_take_it() {
+        // Nobody else may take tasks: sharing would only make the next joins keep frames.
+        assert!(!beat_shares(1));
+        assert!(beat_shares(2));
     }
 }
