@@ -175,8 +175,9 @@ use crate::wait::Event;
 use crate::Runtime;
 
 /// While calls run on a pool's tasks, how often its policy is asked again how many threads
-/// take them ([`Policy::task_refresh`](crate::Policy::task_refresh)).
-pub const TASK_REFRESH: Duration = Duration::from_millis(10);
+/// take them ([`Policy::task_refresh`](crate::Policy::task_refresh)): as often as ASAT looks
+/// at the machine between its readings.
+pub const TASK_REFRESH: Duration = Duration::from_millis(5);
 
 /// The flag of a thread's countdown word while the thread keeps fewer frames than it wants
 /// (`frame::Frames::wanted`): no join is quick then, and the quickest join reads one word
