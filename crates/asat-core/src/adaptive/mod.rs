@@ -533,6 +533,10 @@ impl Asat {
         if early || since >= config.eval_interval / tasks::READINGS {
             let r = m.readings.sample(now);
             m.team.next(r.free, r.equal, r.rank);
+            let crowded = m.looks.crowded().filter(|_| early && r.equal.is_none());
+            if let Some((running, cpus)) = crowded.zip(m.readings.cpus()) {
+                m.team.cap(tasks::crowded_cap(running, cpus, team));
+            }
             m.looks.read(early, m.team.team() != team);
             m.last = now;
         }

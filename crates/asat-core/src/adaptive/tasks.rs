@@ -38,7 +38,9 @@
 //! (a job that ended is gone from its share's claimants, zombies included); an early reading
 //! that left the team as it was is the last before the next regular one, so that load that
 //! leaves CPUs idle or crowded for moments (I/O, serial phases, a pool beside that keeps more
-//! than its share) costs at most a reading per interval more.
+//! than its share) costs at most a reading per interval more. A reading that crowded looks
+//! called, where no other job claims a share, leaves the others' runnable threads their CPUs
+//! ([`crowded_cap`]): over its 20 ms the kernel's counts of their CPU time lag.
 
 use std::time::Duration;
 
@@ -85,6 +87,8 @@ pub struct Looks {
     calls: u32,
     /// An early reading since the last regular one left the team as it was.
     spent: bool,
+    /// The runnable threads the last look found where they were more than the CPUs.
+    crowded: Option<u64>,
 }
 
 impl Looks {
@@ -102,6 +106,7 @@ impl Looks {
         let cpus = cpus as u64;
         let idle = team < max && running < cpus;
         let crowded = team > 1 && running > cpus;
+        self.crowded = crowded.then_some(running);
         self.calls = if idle || crowded {
             self.calls.saturating_add(1)
         } else {
@@ -110,12 +115,31 @@ impl Looks {
         !self.spent && self.calls >= IDLE_LOOKS && since >= EARLY_READING
     }
 
+    /// The runnable threads the last look found, where they were more than the CPUs (a
+    /// reading it called for early caps the team with [`crowded_cap`]).
+    pub fn crowded(&self) -> Option<u64> {
+        self.crowded
+    }
+
     /// A reading was taken, `early` or at its interval, after which the team `changed` or
     /// not.
     pub fn read(&mut self, early: bool, changed: bool) {
         self.calls = 0;
         self.spent = early && !changed;
     }
+}
+
+/// The most threads a team of `team` may keep after an early reading called by looks that
+/// found `running` threads runnable on `cpus` CPUs, where no other job claims a share: the
+/// CPUs the others' runnable threads (those beyond the team) left, at least one. The
+/// reading's CPU times cannot say it over its 20 ms: the kernel's counts of another
+/// process's time lag (a copy of a tree sum read the other copy, at one thread since 12 ms,
+/// as 0.15 CPU, and kept its 2 threads beside it, 3 runnable on 2 CPUs, until its next
+/// regular reading 100 ms on: 3 traced starts of 30; with the cap, both copies were at one
+/// thread 1-28 ms in, 14 of 14).
+pub fn crowded_cap(running: u64, cpus: usize, team: usize) -> usize {
+    let others = running.saturating_sub(team as u64);
+    (cpus as u64).saturating_sub(others).max(1) as usize
 }
 
 /// The threads that take tasks after a reading of `free` CPUs left free by the rest of the
@@ -166,6 +190,11 @@ impl TaskTeam {
     /// The threads that take tasks now.
     pub fn team(&self) -> usize {
         self.team
+    }
+
+    /// Takes the team down to `n` threads (at least one) where it has more.
+    pub fn cap(&mut self, n: usize) {
+        self.team = self.team.min(n.max(1));
     }
 
     /// Takes one reading: `free`, the CPUs the rest of the machine left free since the last
@@ -288,6 +317,30 @@ mod tests {
         }
         l.read(false, false);
         assert!(!l.look(3, 2, 2, 2, ms(30)) && l.look(3, 2, 2, 2, ms(40)));
+    }
+
+    #[test]
+    fn a_crowded_early_reading_leaves_the_others_runnable_threads_their_cpus() {
+        // A pool of 2 beside another job's one thread: 3 runnable on 2 CPUs.
+        assert_eq!(crowded_cap(3, 2, 2), 1);
+        // Beside a hog on 4 CPUs; two hogs; more runnable threads than CPUs elsewhere.
+        assert_eq!(crowded_cap(5, 4, 4), 3);
+        assert_eq!(crowded_cap(6, 4, 4), 2);
+        assert_eq!(crowded_cap(40, 16, 8), 1);
+        // Fewer of the team's threads runnable than it has: the others counted no higher.
+        assert_eq!(crowded_cap(3, 4, 8), 4);
+        let mut t = TaskTeam::new(2, 0.0);
+        t.cap(crowded_cap(3, 2, 2));
+        assert_eq!(t.team(), 1);
+        t.cap(0);
+        assert_eq!(t.team(), 1, "never below one");
+        let mut l = Looks::default();
+        let ms = Duration::from_millis;
+        assert!(!l.look(3, 2, 2, 2, ms(10)) && l.look(3, 2, 2, 2, ms(20)));
+        assert_eq!(l.crowded(), Some(3));
+        l.read(true, true);
+        assert!(!l.look(1, 2, 1, 2, ms(10)) && l.look(1, 2, 1, 2, ms(20)));
+        assert_eq!(l.crowded(), None, "idle looks");
     }
 
     #[test]
