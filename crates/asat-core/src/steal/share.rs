@@ -195,11 +195,14 @@ mod tests {
     use crate::{Fixed, Runtime};
 
     /// Whether a due beat of index 0 of a pool of two, with `active` threads allowed to take
-    /// tasks, shares the frame it keeps (pushes it on its deque).
+    /// tasks, shares the frame it keeps (pushes it on its deque). A searcher is counted, as
+    /// if awake, so that the beat starts no worker: none may steal the frame before it is
+    /// checked here.
     fn beat_shares(active: usize) -> bool {
         let rt = Runtime::builder().policy(Fixed::new(2)).build().unwrap();
         let tasks = rt.inner().tasks();
         tasks.set_active(active);
+        tasks.searching.store(1, Ordering::SeqCst);
         let mut local = tasks.locals[0].lock();
         let c = Ctx::new(&rt, 0, &mut local);
         let job = StackJob::new(|| 1, Latch::on(c.event));
@@ -214,6 +217,8 @@ mod tests {
             Some(t) => assert!(shared && t.is(frame.task()), "the frame's task was pushed"),
             None => assert!(!shared, "a shared frame's task is on the deque"),
         }
+        tasks.searching.store(0, Ordering::SeqCst);
+        assert_eq!(rt.workers_started(), 0, "no worker started");
         shared
     }
 
