@@ -5,15 +5,15 @@
 //! ```
 //!
 //! For each number of copies and each runtime in turn (`serial`; `rayon`, a pool of the
-//! machine's CPUs; `asat-fixed`, an asat pool of that size with the `fixed` policy; `asat`,
-//! the same with the `asat` policy; `--runtimes` takes a subset), this starts that many
-//! processes of itself. Each builds a tree of `--levels` levels, reports ready, and once
-//! every copy is ready (so that building is not timed) sums its tree `--sums` times with a `join` per node (checking each sum) and
-//! prints its wall and CPU seconds (`--sums 10,3`: copies of unequal work, some of which
-//! leave while others run). The table gives, per runtime, the time until the last copy
-//! finished and the copies' CPU time, in seconds and beside the best of serial, rayon and
-//! `asat-fixed` (time) and serial (CPU), and how long the first copy took (copies of equal
-//! work that end far apart had unequal shares of the machine). The runtimes take turns,
+//! machine's CPUs; `asat-fixed`, an asat pool of that size with the `fixed` policy; `asat`, the
+//! same with the `asat` policy; `--runtimes` takes a subset), this starts that many processes
+//! of itself. Each builds a tree of `--levels` levels, reports ready, and once every copy is
+//! ready (so that building is not timed) sums its tree `--sums` times with a `join` per node
+//! (checking each sum) and prints its wall and CPU seconds (`--sums 10,3`: copies of unequal
+//! work, some of which leave while others run). The table gives, per runtime, the time until
+//! the last copy finished and the copies' CPU time, in seconds and beside the best of serial,
+//! rayon and `asat-fixed` (time) and serial (CPU), and how long the first copy took (copies of
+//! equal work that end far apart had unequal shares of the machine). The runtimes take turns,
 //! `--runs` times; medians.
 
 use std::io::{BufRead, BufReader, Write};
