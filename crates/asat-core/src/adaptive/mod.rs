@@ -539,6 +539,10 @@ impl Asat {
             }
             m.looks.read(early, m.team.team() != team);
             m.last = now;
+        } else if !m.team.shared() {
+            if let Some((running, cpus)) = m.looks.cap_now(since).zip(m.readings.cpus()) {
+                m.team.cap(tasks::crowded_cap(running, cpus, team));
+            }
         }
         m.team.team().min(max_threads.max(1))
     }
