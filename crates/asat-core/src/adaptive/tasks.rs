@@ -47,8 +47,8 @@
 //! that started together, the last to build its pool took its reading as it did so and ran
 //! its whole pool for 20 ms beside the other, which came down in 1-10 ms; they ended 42-54 ms
 //! apart in 5 runs of 12, against 6-29 ms where the two came down within 15 ms of each other.
-//! With the cap it comes down 10 ms in (11 of 12; 14 ms in the other). A job whose share others claim waits for
-//! its reading: its probation must not end at a look.
+//! With the cap it comes down 10 ms in (11 of 12; 14 ms in the other). A job whose share
+//! others claim waits for its reading: its probation must not end at a look.
 
 use std::time::Duration;
 
