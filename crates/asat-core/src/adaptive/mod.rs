@@ -530,19 +530,24 @@ impl Asat {
                         m.looks.look(running, cpus, team, max_threads, since)
                     })
             };
-        if early || since >= config.eval_interval / tasks::READINGS {
+        let reading = early || since >= config.eval_interval / tasks::READINGS;
+        // Crowded looks cap the team (`tasks::crowded_cap`) where no other job claims a
+        // share: after the early reading they called, or before a reading may come.
+        let crowded = if reading {
             let r = m.readings.sample(now);
             m.team.next(r.free, r.equal, r.rank);
-            let crowded = m.looks.crowded().filter(|_| early && r.equal.is_none());
-            if let Some((running, cpus)) = crowded.zip(m.readings.cpus()) {
-                m.team.cap(tasks::crowded_cap(running, cpus, team));
-            }
+            m.looks.crowded().filter(|_| early && r.equal.is_none())
+        } else if m.team.shared() {
+            None
+        } else {
+            m.looks.cap_now(since)
+        };
+        if let Some((running, cpus)) = crowded.zip(m.readings.cpus()) {
+            m.team.cap(tasks::crowded_cap(running, cpus, team));
+        }
+        if reading {
             m.looks.read(early, m.team.team() != team);
             m.last = now;
-        } else if !m.team.shared() {
-            if let Some((running, cpus)) = m.looks.cap_now(since).zip(m.readings.cpus()) {
-                m.team.cap(tasks::crowded_cap(running, cpus, team));
-            }
         }
         m.team.team().min(max_threads.max(1))
     }
