@@ -302,6 +302,8 @@ pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Resul
         return Err(data);
     };
     let c = Ctx::new(rt, 0, &mut local);
+    // Dropped before index 0 is let go, also when `f` unwinds.
+    let _leave = Leave(&c);
     // Placed as the policy says for the call's length (module docs); a panic of the policy's
     // leaves the thread where it is.
     let _placed = Placed(catch(|| inner.place(&c.task_member(), true)).flatten());
@@ -310,6 +312,26 @@ pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Resul
     let _member = current::enter(Member::new(0, inner.max_threads, inner));
     // The free functions called in `f` (a parallel iterator's) go to `rt` too.
     Ok(crate::sys::scoped::set(rt, || ctx::enter(&c, || f(data))))
+}
+
+/// Hands what a call leaves on index 0's deque to the workers as the call ends: tasks spawned
+/// into another call's scope by a task of that call this thread stole while it waited (its
+/// own call's work is done by then). Nobody else would run them while index 0 is free, where
+/// the policy's number lets only index 0 steal.
+struct Leave<'c, 'a>(&'c Ctx<'a>);
+
+impl Drop for Leave<'_, '_> {
+    fn drop(&mut self) {
+        let c = self.0;
+        let mut left = false;
+        while let Some(t) = c.deque.pop() {
+            c.inner().tasks().injector.push(t);
+            left = true;
+        }
+        if left {
+            c.inner().calls_notify();
+        }
+    }
 }
 
 /// The mask a call's thread had before its placement: given back when dropped.
@@ -329,4 +351,49 @@ pub(super) fn own_event() -> Arc<Event> {
         static EVENT: Arc<Event> = Arc::new(Event::default());
     }
     EVENT.with(Arc::clone)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::steal::job::HeapJob;
+    use crate::Fixed;
+
+    /// A task a call leaves on index 0's deque (as one spawned there by another call's task
+    /// that this thread stole while it waited) runs once the call is over, also where the
+    /// policy lets no worker steal: the call hands it to the workers, which take calls.
+    #[test]
+    fn a_task_left_on_index_0_runs_after_the_call_where_no_worker_may_steal() {
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(Fixed::new(1))
+            .build()
+            .unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let _call = start_call(&rt);
+        assert_eq!(rt.inner().tasks().active(), 1, "worker 1 is kept out");
+        let seated = seat(&rt, (), |()| {
+            ctx::with(|c| {
+                let run = move || flag.store(true, Ordering::SeqCst);
+                // SAFETY: queued once below and run once by whoever takes it; `run` borrows
+                // nothing and does not unwind.
+                c.unwrap().deque.push(unsafe { HeapJob::into_task(run) });
+            })
+        });
+        assert!(seated.is_ok(), "index 0 was free");
+        assert!(rt.inner().tasks().locals[0].lock().deque.is_empty());
+        let start = Instant::now();
+        while !ran.load(Ordering::SeqCst) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the task left never ran"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }

@@ -10,6 +10,10 @@
 //! outside takes index 0 for the length of its call when nobody else holds it, and otherwise
 //! hands the call to the workers through the injector and sleeps until it is done (the *cold*
 //! path). A call made while a thread runs tasks of the runtime is a task of that thread.
+//! Index 0's holder may steal, while it waits, a job of another call's scope, whose spawns
+//! land on its deque; what its call leaves there goes into the injector as the call ends, for
+//! the workers (who all take from it, whatever the policy's number), so that index 0's next
+//! holder starts with an empty deque and no job waits for a holder that may never come.
 //!
 //! # A join
 //!
