@@ -34,6 +34,8 @@ fn rayons_pool_calls_on_the_global_runtime() {
         .policy(asat::Fixed::all())
         .build_global()
         .unwrap();
+    // This thread is the global runtime's index 0 now, also outside its calls.
+    assert_eq!(current_thread_index(), Some(0));
     assert_eq!(current_num_threads(), 3);
     assert_eq!(asat::max_num_threads(), MAX_THREADS_LIMIT);
 

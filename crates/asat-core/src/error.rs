@@ -23,6 +23,7 @@ enum ErrorKind {
         got: usize,
     },
     GlobalExists,
+    CurrentThreadInPool,
     SoloSlice {
         got: std::time::Duration,
     },
@@ -72,6 +73,12 @@ impl Error {
     pub(crate) fn global_exists() -> Self {
         Self {
             kind: ErrorKind::GlobalExists,
+        }
+    }
+
+    pub(crate) fn current_thread_in_pool() -> Self {
+        Self {
+            kind: ErrorKind::CurrentThreadInPool,
         }
     }
 
@@ -162,6 +169,10 @@ impl fmt::Display for Error {
             ErrorKind::GlobalExists => f.write_str(
                 "the global runtime exists already: build_global must be called once, before \
                  the first parallel call that uses the global runtime",
+            ),
+            ErrorKind::CurrentThreadInPool => f.write_str(
+                "use_current_thread: this thread is index 0 of another pool already (built with \
+                 use_current_thread); drop that pool first, or build this one without it",
             ),
             ErrorKind::SoloSlice { got } => write!(
                 f,

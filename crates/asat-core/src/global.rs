@@ -82,6 +82,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     builder: Builder,
     num_threads: Option<usize>,
     names: Option<NameFn>,
+    use_current_thread: bool,
     spawn: S,
 }
 
@@ -91,6 +92,7 @@ impl Default for ThreadPoolBuilder {
             builder: Builder::default(),
             num_threads: None,
             names: None,
+            use_current_thread: false,
             spawn: DefaultSpawn,
         }
     }
@@ -175,11 +177,33 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// rayon's option to make the building thread a member of the pool, so that the pool
-    /// starts `num_threads - 1` threads of its own. asat always works this way, for every
-    /// thread: the thread that starts a parallel call is member 0 of its team, and a pool
-    /// starts at most `num_threads - 1` workers. So this changes nothing.
-    pub fn use_current_thread(self) -> Self {
+    /// Makes the building thread the pool's index 0 for the pool's life, as rayon's option
+    /// does: [`current_thread_index`](crate::current_thread_index) is `Some(0)` there, also
+    /// outside parallel calls, and only that thread's calls run as index 0 (its own thread runs
+    /// their tasks); other threads' calls go to the `num_threads - 1` workers. Without it,
+    /// index 0 belongs to whichever thread calls in while nobody else holds it. As with
+    /// rayon's, the thread runs the pool's work only inside its own calls, and `build` fails
+    /// where the thread is index 0 of another live pool already.
+    ///
+    /// ```
+    /// let pool = asat_core::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .use_current_thread()
+    ///     .build()?;
+    /// assert_eq!(pool.current_thread_index(), Some(0));
+    /// let another = asat_core::ThreadPoolBuilder::new().use_current_thread().build();
+    /// assert!(another.unwrap_err().to_string().starts_with("use_current_thread:"));
+    /// // Another thread's call runs on a worker.
+    /// let other = std::thread::scope(|s| {
+    ///     s.spawn(|| pool.join(|| pool.current_thread_index(), || ()).0).join()
+    /// });
+    /// assert_eq!(other.unwrap(), Some(1));
+    /// drop(pool);
+    /// assert_eq!(asat_core::current_thread_index(), None);
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
         self
     }
 
@@ -244,6 +268,7 @@ impl<S> ThreadPoolBuilder<S> {
             builder: self.builder,
             num_threads: self.num_threads,
             names: self.names,
+            use_current_thread: self.use_current_thread,
             spawn,
         }
     }
@@ -274,9 +299,16 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// starts its threads through the handler first; a handler's error is returned (and the
     /// threads it started before stop).
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        let resident = self.use_current_thread;
+        if resident {
+            crate::runtime::resident::check_free()?;
+        }
         let (builder, mut spawn) = self.into_parts()?;
         let rt = builder.build()?;
         spawn.start(&rt)?;
+        if resident {
+            crate::runtime::resident::enter(&rt);
+        }
         Ok(rt)
     }
 
@@ -311,14 +343,23 @@ impl Runtime {
         })
     }
 
-    /// Calls `f` with the current runtime: the one installed on this thread, or the global one.
+    /// Calls `f` with the current runtime: the one installed on this thread, else the pool
+    /// this thread was built on with
+    /// [`use_current_thread`](ThreadPoolBuilder::use_current_thread), else the global one.
     #[inline]
     pub fn with_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
         // One call of `f` (one copy of it to inline), on whichever runtime applies.
         current::with_installed(|rt| {
+            let resident;
             let rt = match rt {
                 Some(rt) => rt,
-                None => Runtime::global(),
+                None => match crate::runtime::resident::pool() {
+                    Some(handle) => {
+                        resident = handle;
+                        &resident
+                    }
+                    None => Runtime::global(),
+                },
             };
             f(rt)
         })
@@ -333,7 +374,9 @@ impl Runtime {
     /// The calling thread's member index when it runs a member of one of this runtime's calls
     /// or regions, else `None` (rayon's `ThreadPool::current_thread_index`). As
     /// [`current_thread_index`], but `None` on members of other runtimes, and on this
-    /// runtime's [spawn](crate::spawn) threads outside the calls their jobs make.
+    /// runtime's [spawn](crate::spawn) threads outside the calls their jobs make; `Some(0)` on
+    /// the thread it was built on with
+    /// [`use_current_thread`](ThreadPoolBuilder::use_current_thread).
     ///
     /// ```
     /// let a = asat_core::ThreadPoolBuilder::new().num_threads(2).build()?;
@@ -349,6 +392,7 @@ impl Runtime {
         current::member()
             .filter(|m| m.of(self.inner()))
             .map(|m| m.index())
+            .or_else(|| crate::runtime::resident::index(Some(self.inner())))
     }
 
     /// Runs `f` on the calling thread as a team of one, without waking a worker or asking the
@@ -400,10 +444,14 @@ pub fn current_num_threads() -> usize {
 
 /// The calling thread's member index inside a parallel call or region (rayon's
 /// `current_thread_index`): `Some(i)` with `i < current_num_threads()`, and no two members
-/// running at the same time share an index; `None` outside parallel calls.
+/// running at the same time share an index; `None` outside parallel calls, except on a thread
+/// a pool was built on with [`use_current_thread`](ThreadPoolBuilder::use_current_thread):
+/// `Some(0)` there.
 #[inline]
 pub fn current_thread_index() -> Option<usize> {
-    current::member().map(|m| m.index())
+    current::member()
+        .map(|m| m.index())
+        .or_else(|| crate::runtime::resident::index(None))
 }
 
 /// [`Runtime::join`] on the current runtime.

@@ -219,8 +219,7 @@
 //!   start handler), but on one the pool starts itself rather than one of a spawn handler's,
 //!   and `current_thread_index` there is `None` outside the calls `op` makes (see
 //!   [`Runtime::install`]); `num_threads(0)` is an error naming what
-//!   is allowed, where rayon takes its default; `use_current_thread` does nothing (see
-//!   [`ThreadPoolBuilder`]).
+//!   is allowed, where rayon takes its default.
 
 // Where the code is: the sources in `source/`, the traits and the adapters in `iter/`, the
 // terminal calls and how a call runs in `terminal/`, what they share in `internal/` (each

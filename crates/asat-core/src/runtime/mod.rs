@@ -87,6 +87,7 @@ pub(crate) mod hooks;
 mod loops;
 mod probe;
 mod region;
+pub(crate) mod resident;
 // Under loom (one OS thread for all model threads) solo slices are off: see `on_region`.
 #[cfg_attr(loom, allow(dead_code, unused_imports))]
 mod solo;
@@ -216,6 +217,9 @@ pub(crate) struct Inner {
     spawner: CachePadded<Spawner>,
     /// Work stealing's queues and sleep counts (`steal::tasks`; the `steal` module runs them).
     tasks: Tasks,
+    /// The thread that alone takes index 0, where the pool was built on it with
+    /// `use_current_thread` (the `resident` module).
+    pub(crate) resident: resident::Resident,
 }
 
 /// The worker threads started so far: locked by whoever starts one (a region's starting thread,
@@ -305,6 +309,7 @@ impl Runtime {
                 hooks,
                 spawner: CachePadded::default(),
                 tasks: Tasks::new(max_threads),
+                resident: resident::Resident::default(),
             }),
             owner: true,
         }

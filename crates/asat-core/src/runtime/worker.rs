@@ -266,6 +266,7 @@ impl Drop for Runtime {
         if !self.owner {
             return;
         }
+        self.inner.resident.release();
         if self.forked() {
             // The workers (and any lock a parent's thread held at the fork) are not in this
             // process: joining or detaching their handles would act on threads that do not

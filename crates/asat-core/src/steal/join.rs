@@ -295,9 +295,14 @@ pub(super) fn start_call(rt: &Runtime) -> super::Call<'_> {
 }
 
 /// Runs `f(data)` on the calling thread as index 0 of `rt` (a thread that runs its tasks) when
-/// that index is free; gives `data` back otherwise.
+/// that index is free and, where the pool has a resident thread, this is it; gives `data`
+/// back otherwise.
 pub(super) fn seat<D, R>(rt: &Runtime, data: D, f: impl FnOnce(D) -> R) -> Result<R, D> {
     let inner = rt.inner();
+    if !crate::runtime::resident::seats_here(inner) {
+        // Index 0 is the resident thread's (`runtime::resident`).
+        return Err(data);
+    }
     let Some(mut local) = inner.tasks().locals[0].try_lock() else {
         return Err(data);
     };

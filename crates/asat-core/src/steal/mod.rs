@@ -7,10 +7,11 @@
 //! (crossbeam-deque's LIFO `Worker`, whose `Stealer`s every other thread of the runtime can
 //! take from), and its stack of pending *frames*, one per `join` it is inside. The workers
 //! (indices `1..max_threads`) have theirs for life; a thread that calls into the runtime from
-//! outside takes index 0 for the length of its call when nobody else holds it, and otherwise
-//! hands the call to the workers through the injector and sleeps until it is done (the *cold*
-//! path). A call made while a thread runs tasks of the runtime is a task of that thread.
-//! Index 0's holder may steal, while it waits, a job of another call's scope, whose spawns
+//! outside takes index 0 for the length of its call when nobody else holds it (where the pool
+//! was built with `use_current_thread`, only that thread takes it: `runtime::resident`), and
+//! otherwise hands the call to the workers through the injector and sleeps until it is done
+//! (the *cold* path). A call made while a thread runs tasks of the runtime is a task of that
+//! thread. Index 0's holder may steal, while it waits, a job of another call's scope, whose spawns
 //! land on its deque; what its call leaves there goes into the injector as the call ends, for
 //! the workers (who all take from it, whatever the policy's number), so that index 0's next
 //! holder starts with an empty deque and no job waits for a holder that may never come.

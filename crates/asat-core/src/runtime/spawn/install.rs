@@ -31,10 +31,12 @@ impl Runtime {
     /// [`install_here`](Runtime::install_here) instead.
     ///
     /// `op` runs on the calling thread, with this runtime installed, when that thread already
-    /// belongs to the runtime: inside one of its parallel calls (nested `install`), or on one
-    /// of its spawn threads. Also in a child made by `fork` (without `exec`), where the
-    /// runtime's threads do not exist, and when the system refuses to start a spawn thread and
-    /// none is running (see [`spawn`](crate::spawn)).
+    /// belongs to the runtime: inside one of its parallel calls (nested `install`), on one of
+    /// its spawn threads, or on the thread it was built on with
+    /// [`use_current_thread`](crate::ThreadPoolBuilder::use_current_thread). Also in a child
+    /// made by `fork` (without `exec`), where the runtime's threads do not exist, and when the
+    /// system refuses to start a spawn thread and none is running (see
+    /// [`spawn`](crate::spawn)).
     ///
     /// What differs from rayon: [`current_thread_index`](crate::current_thread_index) is
     /// `None` in `op` outside the parallel calls it makes (a spawn thread holds no member

@@ -85,7 +85,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 10] = [
+pub static KNOWN: [Known; 9] = [
     flat_search("find_last_octillion_flat"),
     flat_search("fold_find_any_octillion_flat"),
     fails(
@@ -119,12 +119,6 @@ pub static KNOWN: [Known; 10] = [
         "core_scoped_threadpool",
         "build_scoped_tls_threadpool",
         INSTALL_HANDLER,
-    ),
-    fails(
-        "core_use_current_thread",
-        "use_current_thread_basic",
-        "use_current_thread is accepted and does nothing: the calling thread is member 0 of \
-         every call already, and has no index outside one",
     ),
     fails(
         "named-threads",
