@@ -34,9 +34,17 @@ fn rayons_pool_calls_on_the_global_runtime() {
         .policy(asat::Fixed::all())
         .build_global()
         .unwrap();
-    // This thread is the global runtime's index 0 now, also outside its calls.
+    // This thread is the global runtime's index 0 now, also outside its calls; its parallel
+    // calls are not nested ones for that, and run on several threads.
     assert_eq!(current_thread_index(), Some(0));
+    assert!(!asat::in_parallel_call());
     assert_eq!(current_num_threads(), 3);
+    let threads = Mutex::new(std::collections::HashSet::new());
+    (0..64).into_par_iter().for_each(|_| {
+        std::thread::sleep(Duration::from_millis(1));
+        threads.lock().unwrap().insert(std::thread::current().id());
+    });
+    assert!(threads.into_inner().unwrap().len() > 1, "the loop ran on one thread");
     assert_eq!(asat::max_num_threads(), MAX_THREADS_LIMIT);
 
     // broadcast: every thread of the pool, member 0 the caller.

@@ -454,6 +454,20 @@ pub fn current_thread_index() -> Option<usize> {
         .or_else(|| crate::runtime::resident::index(None))
 }
 
+/// Whether the calling thread runs a member of a parallel call or region (a task of one
+/// included), so that a parallel call it makes now is nested in another. Unlike
+/// [`current_thread_index`], false on a pool's
+/// [`use_current_thread`](ThreadPoolBuilder::use_current_thread) thread outside its calls.
+///
+/// ```
+/// assert!(!asat_core::in_parallel_call());
+/// asat_core::join(|| assert!(asat_core::in_parallel_call()), || ());
+/// ```
+#[inline]
+pub fn in_parallel_call() -> bool {
+    current::member().is_some()
+}
+
 /// [`Runtime::join`] on the current runtime.
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where

@@ -73,8 +73,8 @@ pub use cpuset::CpuSet;
 pub use error::{Error, MAX_THREADS_LIMIT};
 pub use fixed::{Fixed, Single};
 pub use global::{
-    current_num_threads, current_thread_index, join, join_coarse, join_context, max_num_threads,
-    FnContext, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder,
+    current_num_threads, current_thread_index, in_parallel_call, join, join_coarse, join_context,
+    max_num_threads, FnContext, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder,
 };
 /// The distributed slices of [`POLICIES`] (other crates' entries name it as
 /// `#[linkme(crate = asat_core::linkme)]`).

@@ -181,7 +181,7 @@ impl Plan {
 /// region's bookkeeping).
 #[inline]
 fn nested() -> bool {
-    asat_core::current_thread_index().is_some()
+    asat_core::in_parallel_call()
 }
 
 /// A call's index space: its length and how the chain asks for it to be split.
