@@ -44,7 +44,10 @@ fn rayons_pool_calls_on_the_global_runtime() {
         std::thread::sleep(Duration::from_millis(1));
         threads.lock().unwrap().insert(std::thread::current().id());
     });
-    assert!(threads.into_inner().unwrap().len() > 1, "the loop ran on one thread");
+    assert!(
+        threads.into_inner().unwrap().len() > 1,
+        "the loop ran on one thread"
+    );
     assert_eq!(asat::max_num_threads(), MAX_THREADS_LIMIT);
 
     // broadcast: every thread of the pool, member 0 the caller.
