@@ -261,7 +261,9 @@ where
 /// rayon's `current_thread_has_pending_tasks`: `None` when the calling thread runs no task of
 /// a pool; otherwise whether it has work queued that no other thread has taken yet (spawned
 /// jobs and shared `join` halves on its deque, a broadcast's part in its mail). A snapshot:
-/// other threads may steal the work meanwhile.
+/// other threads may steal the work meanwhile. On a pool's
+/// [`use_current_thread`](crate::ThreadPoolBuilder::use_current_thread) thread outside its
+/// calls, `Some(false)`.
 ///
 /// ```
 /// assert_eq!(asat_core::current_thread_has_pending_tasks(), None);

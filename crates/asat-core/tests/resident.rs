@@ -37,6 +37,8 @@ fn the_building_thread_is_index_0_for_the_pools_life() {
             .unwrap();
         assert_eq!(asat_core::current_thread_index(), Some(0));
         assert_eq!(pool.current_thread_index(), Some(0));
+        assert_eq!(asat_core::current_thread_has_pending_tasks(), Some(false));
+        assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
         // The pool is this thread's current runtime: free functions go to it.
         assert_eq!(asat_core::current_num_threads(), 3);
         let seen: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
@@ -69,6 +71,7 @@ fn the_building_thread_is_index_0_for_the_pools_life() {
         });
         drop(pool);
         assert_eq!(asat_core::current_thread_index(), None);
+        assert_eq!(asat_core::current_thread_has_pending_tasks(), None);
         assert_eq!(
             asat_core::current_num_threads(),
             asat_core::Runtime::global().max_threads()
@@ -93,6 +96,7 @@ fn a_thread_is_index_0_of_one_live_pool_at_most() {
         // Without the option, another pool builds; this thread's index stays the first's.
         let other = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         assert_eq!(other.current_thread_index(), None);
+        assert_eq!(other.current_thread_has_pending_tasks(), None);
         assert_eq!(first.current_thread_index(), Some(0));
         drop(first);
         let again = ThreadPoolBuilder::new()

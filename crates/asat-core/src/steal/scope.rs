@@ -363,10 +363,14 @@ fn owner<'c, 'a>(c: Option<&'c Ctx<'a>>) -> &'c Ctx<'a> {
 }
 
 /// The calling thread's own queued work, for rayon's `current_thread_has_pending_tasks`:
-/// `Some` when it runs tasks of `rt` (of any runtime, for `None`).
+/// `Some` when it runs tasks of `rt` (of any runtime, for `None`), and `Some(false)` on the
+/// pool's resident thread outside its calls (`runtime::resident`: index 0 is its own, and a
+/// call leaves nothing queued there).
 pub(crate) fn pending(rt: Option<&Runtime>) -> Option<bool> {
-    ctx::with(|c| {
-        c.filter(|c| rt.is_none_or(|rt| c.rt.id() == rt.id()))
-            .map(|c| !c.deque.is_empty() || !c.inner().tasks().mail[c.index].is_empty())
-    })
+    ctx::with(
+        |c| match c.filter(|c| rt.is_none_or(|rt| c.rt.id() == rt.id())) {
+            Some(c) => Some(!c.deque.is_empty() || !c.inner().tasks().mail[c.index].is_empty()),
+            None => crate::runtime::resident::index(rt.map(Runtime::inner)).map(|_| false),
+        },
+    )
 }
