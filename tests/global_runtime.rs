@@ -91,18 +91,25 @@ fn the_global_runtime_and_rayons_names() {
         "{err}"
     );
     assert_eq!(current_num_threads(), 3);
-    // num_threads(0) is an error naming what is allowed
-    let err = ThreadPoolBuilder::new().num_threads(0).build().unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("num_threads 0: must be between 1 and 4096"),
-        "{err}"
+    // num_threads(0) is the default, as in rayon; too many is an error naming what is allowed
+    let auto = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .num_threads(0)
+        .build()
+        .unwrap();
+    assert_eq!(
+        auto.current_num_threads(),
+        asat::Builder::new().build().unwrap().max_threads()
     );
     let err = ThreadPoolBuilder::new()
         .num_threads(5000)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("between 1 and 4096"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("num_threads 5000: must be at most 4096"),
+        "{err}"
+    );
     // a builder without num_threads reads the variables now set
     assert_eq!(
         ThreadPoolBuilder::new()

@@ -163,8 +163,9 @@ impl fmt::Display for Error {
             ),
             ErrorKind::NumThreads { got } => write!(
                 f,
-                "num_threads {got}: must be between 1 and {MAX_THREADS_LIMIT} (leave it unset \
-                 for ASAT_MAX_THREADS or, without it, the CPUs this process may use)"
+                "num_threads {got}: must be at most {MAX_THREADS_LIMIT} (0, or leaving it unset, \
+                 takes ASAT_MAX_THREADS, else RAYON_NUM_THREADS, else the CPUs this process may \
+                 use)"
             ),
             ErrorKind::GlobalExists => f.write_str(
                 "the global runtime exists already: build_global must be called once, before \

@@ -73,8 +73,11 @@ static GLOBAL: OnceLock<Runtime> = OnceLock::new();
 /// use asat_core::ThreadPoolBuilder;
 /// let pool = ThreadPoolBuilder::new().num_threads(3).build()?;
 /// assert_eq!(pool.current_num_threads(), 3);
-/// let err = ThreadPoolBuilder::new().num_threads(0).build().unwrap_err();
-/// assert!(err.to_string().starts_with("num_threads 0: must be between 1 and 4096"));
+/// // 0: the default, as in rayon (here ASAT_MAX_THREADS, else RAYON_NUM_THREADS, else the CPUs).
+/// let auto = ThreadPoolBuilder::new().num_threads(0).build()?;
+/// assert_eq!(auto.current_num_threads(), asat_core::Builder::new().build()?.max_threads());
+/// let err = ThreadPoolBuilder::new().num_threads(5000).build().unwrap_err();
+/// assert!(err.to_string().starts_with("num_threads 5000: must be at most 4096"));
 /// # Ok::<(), asat_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -117,10 +120,11 @@ impl ThreadPoolBuilder {
 impl<S> ThreadPoolBuilder<S> {
     /// The pool's threads, the thread that starts a parallel call included (asat's
     /// [`Builder::max_threads`]). Unset: `ASAT_MAX_THREADS`, else `RAYON_NUM_THREADS` (0:
-    /// unset, as rayon reads it), or the CPUs this process may use.
-    /// Unlike rayon, 0 does not mean "the default": it is an error from `build`.
+    /// unset, as rayon reads it), or the CPUs this process may use. 0 means unset, as in
+    /// rayon; more than [`MAX_THREADS_LIMIT`](crate::MAX_THREADS_LIMIT) is an error from
+    /// `build`.
     pub fn num_threads(mut self, n: usize) -> Self {
-        self.num_threads = Some(n);
+        self.num_threads = (n != 0).then_some(n);
         self
     }
 
@@ -277,7 +281,7 @@ impl<S> ThreadPoolBuilder<S> {
     fn into_parts(self) -> Result<(Builder, S), Error> {
         let mut b = self.builder;
         if let Some(n) = self.num_threads {
-            if n == 0 || n > crate::MAX_THREADS_LIMIT {
+            if n > crate::MAX_THREADS_LIMIT {
                 return Err(Error::num_threads(n));
             }
             b = b.max_threads(n);

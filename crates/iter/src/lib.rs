@@ -218,8 +218,7 @@
 //! - The pool: `install` runs `op` on a thread of the pool (with its stack size, name and
 //!   start handler), but on one the pool starts itself rather than one of a spawn handler's,
 //!   and `current_thread_index` there is `None` outside the calls `op` makes (see
-//!   [`Runtime::install`]); `num_threads(0)` is an error naming what
-//!   is allowed, where rayon takes its default.
+//!   [`Runtime::install`]).
 
 // Where the code is: the sources in `source/`, the traits and the adapters in `iter/`, the
 // terminal calls and how a call runs in `terminal/`, what they share in `internal/` (each

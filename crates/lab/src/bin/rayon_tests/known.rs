@@ -85,7 +85,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 9] = [
+pub static KNOWN: [Known; 8] = [
     flat_search("find_last_octillion_flat"),
     flat_search("fold_find_any_octillion_flat"),
     fails(
@@ -103,12 +103,6 @@ pub static KNOWN: [Known; 9] = [
         "core_double_init_fail",
         "double_init_fail",
         "a second build_global fails, as rayon's, with asat's own message",
-    ),
-    fails(
-        "core_init_zero_threads",
-        "init_zero_threads",
-        "num_threads(0) is an error naming what is allowed (a count of 0 is more often a \
-         mistake than a wish for every CPU), where rayon takes 0 for its default",
     ),
     fails(
         "core_scoped_threadpool",

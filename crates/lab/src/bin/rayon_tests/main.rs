@@ -59,8 +59,7 @@
 //! - `unit_slice` / `slice_chunk_by`: the predicate is called once more per range boundary
 //!   than rayon's `len - 1`.
 //! - rayon-core's: `core_double_init_fail` (asat's own message for a second `build_global`),
-//!   `core_init_zero_threads` (`num_threads(0)` is an error naming what is allowed;
-//!   rayon takes 0 for its default), `core_scoped_threadpool` (`spawn_scoped_tls_threadpool`,
+//!   `core_scoped_threadpool` (`spawn_scoped_tls_threadpool`,
 //!   `build_scoped_tls_threadpool`): asat's `install` runs `op` on a thread the pool starts
 //!   itself, not on one of the spawn handler's, so the thread-locals the handler sets are not
 //!   there; `named-threads` (the thread that makes a call keeps its own name).
