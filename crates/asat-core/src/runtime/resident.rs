@@ -91,9 +91,15 @@ pub(crate) fn enter(rt: &Runtime) {
 /// has no resident thread, else that thread alone.
 #[inline]
 pub(crate) fn seats_here(inner: &Inner) -> bool {
+    !inner.resident.live() || is_of(inner)
+}
+
+/// Whether the calling thread is the resident thread of `inner`'s pool, which is live.
+#[inline]
+pub(crate) fn is_of(inner: &Inner) -> bool {
     // A thread whose thread-locals are gone (a destructor's call) is not the resident one.
-    !inner.resident.live()
-        || POOL
+    inner.resident.live()
+        && POOL
             .try_with(|p| std::ptr::eq(p.borrow().as_ptr(), inner))
             .unwrap_or(false)
 }
@@ -101,9 +107,9 @@ pub(crate) fn seats_here(inner: &Inner) -> bool {
 /// `Some(0)` where the calling thread is resident in a live pool (`of`: that pool, when
 /// given), outside the calls it makes.
 pub(crate) fn index(of: Option<&Inner>) -> Option<usize> {
-    let inner = live()?;
-    match of {
-        Some(of) if !std::ptr::eq(of, Arc::as_ptr(&inner)) => None,
-        _ => Some(0),
-    }
+    let resident = match of {
+        Some(of) => is_of(of),
+        None => live().is_some(),
+    };
+    resident.then_some(0)
 }

@@ -205,7 +205,7 @@ impl Runtime {
     fn runs_on_this_thread(&self) -> bool {
         current::member().is_some_and(|m| m.of(&self.inner))
             || SPAWN_THREAD_OF.with(Cell::get) == self.id()
-            || crate::runtime::resident::index(Some(&self.inner)).is_some()
+            || crate::runtime::resident::is_of(&self.inner)
     }
 
     fn push_job(&self, job: Job) {
