@@ -78,8 +78,10 @@ impl Runtime {
     ///   the policy would give a region (the policy is neither asked nor told), so that `op`
     ///   reaches every worker that later regions may use (per-thread set-up) and members may
     ///   wait for each other (a `std::sync::Barrier` of `current_num_threads()`). The members
-    ///   are distinct threads, member 0 being the caller; [`BroadcastContext::num_threads`] is
-    ///   the team's size, the length of the returned `Vec`. Fewer members than the pool's size
+    ///   are distinct threads, member 0 being the caller (on a runtime whose threads carry a
+    ///   name or start handler, one of its spawn threads where the caller is not one of its
+    ///   threads: [`hands_calls_over`](Runtime::hands_calls_over));
+    ///   [`BroadcastContext::num_threads`] is the team's size, the length of the returned `Vec`. Fewer members than the pool's size
     ///   only in the cases below (and when the system refuses to start threads).
     /// - **Nested.** A broadcast started inside a region or parallel call (on any runtime) runs
     ///   inline on the calling member as a team of one, as every nested region does: `op` runs
@@ -106,6 +108,19 @@ impl Runtime {
     /// # Ok::<(), asat_core::Error>(())
     /// ```
     pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        if self.hands_calls_over() {
+            // `op` runs on the runtime's own threads (one of its spawn threads is member 0).
+            return self.install(|| self.broadcast_here(&op));
+        }
+        self.broadcast_here(op)
+    }
+
+    /// [`broadcast`](Runtime::broadcast) with the calling thread as member 0.
+    fn broadcast_here<OP, R>(&self, op: OP) -> Vec<R>
     where
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,

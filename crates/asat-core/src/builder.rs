@@ -148,7 +148,8 @@ impl Builder {
 
     /// Names worker threads (`index` starts at 1). Default: `asat-worker-{index}`. Also names
     /// the threads that run [spawned](Runtime::spawn) jobs, by their slot (`0..max_threads`;
-    /// default `asat-spawn-{slot}`).
+    /// default `asat-spawn-{slot}`). A runtime with named threads runs the closures of
+    /// rayon's calls made from other threads on its own ([`Runtime::hands_calls_over`]).
     pub fn thread_name(mut self, f: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
         self.hooks.name = Some(Arc::new(f));
         self
@@ -156,7 +157,8 @@ impl Builder {
 
     /// Runs `f(index)` on each worker thread when it starts, and `f(slot)` on each thread that
     /// runs [spawned](Runtime::spawn) jobs (`slot < max_threads`: a worker and a spawn thread
-    /// may be given the same number).
+    /// may be given the same number). As with [`thread_name`](Builder::thread_name), rayon's
+    /// calls then run their closures on the runtime's threads ([`Runtime::hands_calls_over`]).
     pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.hooks.on_start = Some(Arc::new(f));
         self

@@ -128,12 +128,18 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// Names the worker threads: `f(i)` for worker `i` (`1..num_threads`; index 0 is the thread
-    /// that starts a parallel call, which keeps its name). Called at build, as rayon does, for
-    /// every `i` in `0..num_threads`: the threads that run [spawned](crate::spawn) jobs are
-    /// named `f(slot)`, with their slot in `0..num_threads` (so a worker and a spawn thread
-    /// may share a name). A [spawn handler](ThreadPoolBuilder::spawn_handler) is told the name
+    /// Names the worker threads: `f(i)` for worker `i` (`1..num_threads`). Called at build, as
+    /// rayon does, for every `i` in `0..num_threads`: the threads that run
+    /// [spawned](crate::spawn) jobs are named `f(slot)`, with their slot in `0..num_threads`
+    /// (so a worker and a spawn thread may share a name). A
+    /// [spawn handler](ThreadPoolBuilder::spawn_handler) is told the name
     /// ([`ThreadBuilder::name`](crate::ThreadBuilder::name)) and names its threads itself.
+    ///
+    /// A pool with named threads runs every closure of its calls on them, as rayon's does:
+    /// a call from a thread that is not one of its own (the global pool's from `main`, a
+    /// pool's `join` or `broadcast`) runs on one of its spawn threads, which takes the
+    /// caller's part ([`Runtime::hands_calls_over`]). Without names or a
+    /// [`start_handler`](ThreadPoolBuilder::start_handler), the caller takes part itself.
     pub fn thread_name<F>(mut self, f: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -151,7 +157,9 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Runs `f(i)` on worker `i` when it starts, and `f(slot)` on each thread that runs
     /// [spawned](crate::spawn) jobs (`slot < num_threads`, unique among the spawn threads
-    /// running jobs, but a worker may have the same number: see [`spawn`](crate::spawn)).
+    /// running jobs, but a worker may have the same number: see [`spawn`](crate::spawn)). As
+    /// with [`thread_name`](ThreadPoolBuilder::thread_name), the pool's calls then run every
+    /// closure on threads `f` has set up ([`Runtime::hands_calls_over`]).
     pub fn start_handler<F>(mut self, f: F) -> Self
     where
         F: Fn(usize) + Send + Sync + 'static,

@@ -111,6 +111,9 @@
 //!   `panic_handler`, `use_current_thread`, `spawn_handler` and `build_scoped` with
 //!   [`ThreadBuilder`], `breadth_first`), [`ThreadPool::install`](Runtime::install),
 //!   [`current_num_threads`], [`current_thread_index`], [`max_num_threads`] (from asat-core).
+//!   A pool whose threads have a name or a start handler runs the closures of calls made on
+//!   other threads on its own, as rayon's does ([`Runtime::hands_calls_over`]); elsewhere
+//!   the calling thread takes part in its call.
 //! - [`broadcast()`] and [`ThreadPool::broadcast`](Runtime::broadcast): one region, `op` once
 //!   on every thread of the pool, as in rayon, whatever the policy's team; inline as a team of
 //!   one inside another call.

@@ -34,6 +34,13 @@ impl Hooks {
         self.name.as_ref().map(|f| f(index))
     }
 
+    /// Whether the runtime's threads carry what the program gave them, which the threads that
+    /// call in lack: a name of the user's, or a start handler (see
+    /// [`Runtime::hands_calls_over`](crate::Runtime::hands_calls_over)).
+    pub(crate) fn marks_threads(&self) -> bool {
+        self.name.is_some() || self.on_start.is_some()
+    }
+
     /// The name of the spawn thread in `slot` (see [`Runtime::spawn`](crate::Runtime::spawn)): the user's name
     /// function's, else `asat-spawn-{slot}`.
     pub(crate) fn spawn_thread_name(&self, slot: usize) -> String {

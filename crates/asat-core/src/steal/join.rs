@@ -225,11 +225,12 @@ where
 
 /// Runs `f(data)` as a task of `rt` for a thread that runs none of its tasks: on the calling
 /// thread as index 0 when that is free (it then runs the pool's tasks while it waits), or
-/// handed to the workers through the injector while the calling thread sleeps. `serial(data)`
-/// instead where no thread of the pool may help: a `fork`ed child, a pool of one thread whose
-/// index 0 another call holds, or a region's member while index 0 is taken (the workers may
-/// all be members of that region, waiting for this one; both halves then run here, as a
-/// nested region would). A pool of one thread seats its caller too, so that the joins `f`
+/// handed to the workers through the injector while the calling thread sleeps; on a runtime
+/// whose threads the caller is not one of and must be ([`Runtime::hands_calls_over`]), on one
+/// of its spawn threads, as `install` runs `op`. `serial(data)` instead where no thread of
+/// the pool may help: a `fork`ed child, a pool of one thread whose index 0 another call
+/// holds, or a region's member while index 0 is taken (the workers may all be members of
+/// that region, waiting for this one; both halves then run here, as a nested region would). A pool of one thread seats its caller too, so that the joins `f`
 /// makes take the quick path instead of each coming back here.
 pub(super) fn cold<D, R>(
     rt: &Runtime,
@@ -244,6 +245,10 @@ where
     let inner = rt.inner();
     if rt.forked() {
         return serial(data);
+    }
+    if rt.hands_calls_over() {
+        // On one of the runtime's own threads, which takes index 0 or hands in from there.
+        return rt.install(move || f(data));
     }
     let _call = start_call(rt);
     let (data, f) = match seat(rt, (data, f), |(data, f)| f(data)) {

@@ -316,6 +316,10 @@ where
     R: Send,
 {
     enter(rt, fifo, op, |op| {
+        if rt.hands_calls_over() {
+            // On one of the runtime's own threads, which takes index 0 or hands in from there.
+            return rt.install(|| scope(rt, fifo, op));
+        }
         super::join::hand_in(rt, || ctx::with(|c| on_ctx(owner(c), fifo, true, op)))
     })
 }
@@ -332,7 +336,8 @@ where
 
 /// Runs a scope on `rt` as a thread that runs its tasks when this one does or index 0 is
 /// free, serially where only this thread may run its tasks (a `fork`ed child, see
-/// [`serial_only`]), and by `elsewhere` otherwise.
+/// [`serial_only`]), and by `elsewhere` otherwise, also where this thread must not run the
+/// runtime's closures ([`Runtime::hands_calls_over`]).
 fn enter<'scope, H, R, OP>(rt: &Runtime, fifo: bool, op: OP, elsewhere: impl FnOnce(OP) -> R) -> R
 where
     H: Handle<'scope>,
@@ -343,6 +348,8 @@ where
     ctx::with(|c| match c {
         Some(c) if c.rt.id() == rt.id() => on_ctx(c, fifo, false, op),
         _ if rt.forked() => here(op),
+        // Not index 0: the runtime's closures run on its own threads (`elsewhere` says where).
+        _ if rt.hands_calls_over() => elsewhere(op),
         _ => {
             let outer = !Runtime::in_region();
             let _call = start_call(rt);

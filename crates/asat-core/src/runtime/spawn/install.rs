@@ -94,6 +94,40 @@ impl Runtime {
     pub fn install_here<R>(&self, f: impl FnOnce() -> R) -> R {
         crate::steal::install(self, f)
     }
+
+    /// Whether a parallel call made on the calling thread runs on another thread of this
+    /// runtime, as [`install`](Runtime::install) runs `op` (the caller waits): on a runtime
+    /// whose threads carry what the program gave them, a
+    /// [`thread_name`](crate::Builder::thread_name) or an
+    /// [`on_thread_start`](crate::Builder::on_thread_start) handler (rayon's `thread_name`,
+    /// `start_handler`), when the calling thread is not one of its threads.
+    ///
+    /// Elsewhere the thread that calls in takes part in its call (no hand-over, no wake-up);
+    /// but a program that names its pool's threads, or sets them up in a start handler (a
+    /// thread-local, a registration with another runtime), counts on its closures running on
+    /// those threads, as rayon runs them. So on such a runtime the calls rayon has, `join`,
+    /// `scope`, `scope_fifo`, `broadcast` and the parallel iterators' terminal calls, made
+    /// from a thread that is not its own, run on one of its spawn threads (named and started
+    /// as its workers are), which takes the caller's part. Not `in_place_scope`, whose `op`
+    /// runs on the caller as in rayon (its spawned jobs run on the pool's threads), nor asat's
+    /// regions ([`region`](Runtime::region), [`parallel_for`](Runtime::parallel_for), ...),
+    /// whose member 0 is the caller.
+    ///
+    /// ```
+    /// let pool = asat_core::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .thread_name(|i| format!("worker-{i}"))
+    ///     .build()?;
+    /// assert!(pool.hands_calls_over());
+    /// let names = pool.broadcast(|_| std::thread::current().name().map(str::to_owned));
+    /// assert!(names.iter().all(|n| n.as_deref().is_some_and(|n| n.starts_with("worker-"))));
+    /// pool.install(|| assert!(!pool.hands_calls_over()));
+    /// # Ok::<(), asat_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn hands_calls_over(&self) -> bool {
+        self.inner.hooks.marks_threads() && !self.runs_on_this_thread() && !self.forked()
+    }
 }
 
 #[cfg(test)]

@@ -202,7 +202,7 @@ impl Runtime {
 
     /// Whether the calling thread belongs to this runtime: a member of one of its calls, or
     /// one of its spawn threads.
-    fn runs_on_this_thread(&self) -> bool {
+    pub(crate) fn runs_on_this_thread(&self) -> bool {
         current::member().is_some_and(|m| m.of(&self.inner))
             || SPAWN_THREAD_OF.with(Cell::get) == self.id()
             || crate::runtime::resident::is_of(&self.inner)

@@ -35,6 +35,11 @@
 //! does not stop the others, as above. The one-block-per-thread call keeps its region (its
 //! items may wait for each other).
 //!
+//! On a runtime whose threads carry a name or a start handler, a call from a thread that is
+//! not one of them runs all of the above in [`Runtime::install`], on one of the runtime's
+//! spawn threads, so that its closures run on threads the program set up, as rayon's do
+//! ([`Runtime::hands_calls_over`]).
+//!
 //! A call after `by_uniform_blocks` or `by_exponential_blocks` runs as a sequence of rounds,
 //! each one region over the next part of the index space split as above (never per thread),
 //! and stops after a round once the terminal call has its answer (a `done` test that the
@@ -356,6 +361,9 @@ where
     }
     let plan = Plan::new(len, space.hints);
     Runtime::with_current(move |rt| {
+        if rt.hands_calls_over() {
+            return run_handed_over(rt, space, &job, per_thread, &done);
+        }
         let dealt = plan.schedule != Schedule::Static;
         if plan.blocks == 1 {
             return rt.alone(|| job(0..len));
@@ -376,6 +384,22 @@ where
         }
         run_dealt(rt, plan.in_order(space.order, rt.max_threads()), &job, done);
     });
+}
+
+/// [`run_once`] in [`install`](Runtime::install): for a call from a thread that is not one of
+/// `rt`'s own where the closures must run on those ([`Runtime::hands_calls_over`]: they carry
+/// a name or a start handler), as rayon runs every call from outside its pool. Out of line,
+/// one instance for every call (the closures behind references to `dyn`).
+#[cold]
+#[inline(never)]
+fn run_handed_over(
+    rt: &Runtime,
+    space: Space,
+    job: &(dyn Fn(Range<usize>) + Sync),
+    per_thread: bool,
+    done: &(dyn Fn() -> bool + Sync),
+) {
+    rt.install(|| run_once(space, job, per_thread, &done));
 }
 
 /// `ranges` on the work-stealing engine ([`Runtime::fold_adaptive`]): what the plan deals

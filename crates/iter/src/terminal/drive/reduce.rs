@@ -134,6 +134,9 @@ where
     let plan = Plan::new(len, space.hints);
     let dealt = plan.schedule != Schedule::Static;
     Runtime::with_current(move |rt| {
+        if rt.hands_calls_over() {
+            return reduce_handed_over(rt, space, &identity, &fold, &combine, per_thread, &done);
+        }
         if plan.blocks == 1 {
             return rt.alone(|| fold(identity(), 0..len));
         }
@@ -159,6 +162,22 @@ where
         let plan = plan.in_order(space.order, rt.max_threads());
         reduce_pieces(rt, plan, identity, fold, combine, done)
     })
+}
+
+/// [`reduce_once`] in [`install`](Runtime::install), as [`run_handed_over`](super) is
+/// [`run_once`](super): one instance for every type of accumulator.
+#[cold]
+#[inline(never)]
+fn reduce_handed_over<A: Send>(
+    rt: &Runtime,
+    space: Space,
+    identity: &(dyn Fn() -> A + Sync),
+    fold: &(dyn Fn(A, Range<usize>) -> A + Sync),
+    combine: &(dyn Fn(A, A) -> A + Sync),
+    per_thread: bool,
+    done: &(dyn Fn(&A) -> bool + Sync),
+) -> A {
+    rt.install(|| reduce_once(space, identity, fold, combine, per_thread, &done))
 }
 
 /// `fold_ranges` on the work-stealing engine ([`Runtime::fold_adaptive`]): what the plan deals

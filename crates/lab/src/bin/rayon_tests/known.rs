@@ -85,7 +85,7 @@ const fn flat_search(test: &'static str) -> Known {
 }
 
 /// The known differences (see the crate docs for the list with reasons).
-pub static KNOWN: [Known; 8] = [
+pub static KNOWN: [Known; 7] = [
     flat_search("find_last_octillion_flat"),
     flat_search("fold_find_any_octillion_flat"),
     fails(
@@ -113,11 +113,6 @@ pub static KNOWN: [Known; 8] = [
         "core_scoped_threadpool",
         "build_scoped_tls_threadpool",
         INSTALL_HANDLER,
-    ),
-    fails(
-        "named-threads",
-        "named_threads",
-        "the thread that makes a call is one of its members and keeps its own name",
     ),
 ];
 

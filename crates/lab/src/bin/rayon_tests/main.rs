@@ -62,7 +62,7 @@
 //!   `core_scoped_threadpool` (`spawn_scoped_tls_threadpool`,
 //!   `build_scoped_tls_threadpool`): asat's `install` runs `op` on a thread the pool starts
 //!   itself, not on one of the spawn handler's, so the thread-locals the handler sets are not
-//!   there; `named-threads` (the thread that makes a call keeps its own name).
+//!   there.
 //!
 //! A known difference whose test passes is reported as "known difference now passes" (the
 //! entry can go); one whose outcome differs from the listed one is unexpected.
