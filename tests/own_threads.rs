@@ -129,6 +129,17 @@ fn a_pools_own_calls_run_on_its_threads_where_they_are_named() {
     assert!(pool.broadcast(|_| named()).into_iter().all(|x| x));
     pool.install(|| assert!(named() && !pool.hands_calls_over()));
 
+    // A start handler alone marks the threads too.
+    let set_up = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|_| SET_UP.with(|s| s.set(true)))
+        .build()
+        .unwrap();
+    let is_set_up = || SET_UP.with(Cell::get);
+    assert!(set_up.hands_calls_over() && !is_set_up());
+    assert_eq!(set_up.join(is_set_up, is_set_up), (true, true));
+    assert!(set_up.broadcast(|_| is_set_up()).into_iter().all(|x| x));
+
     // Without a name or a start handler, the caller takes part in its calls.
     let plain = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     assert!(!plain.hands_calls_over());
