@@ -118,6 +118,26 @@ fn a_worker_the_system_refuses_is_reported_and_the_team_runs_smaller() {
 }
 
 #[test]
+fn calls_handed_to_a_spawn_thread_the_system_refuses_run_on_the_caller() {
+    watchdog(|| {
+        // Named threads: calls from this thread go to a spawn thread, which cannot start
+        // (1 TiB stacks); the caller runs them itself, once.
+        let rt = Runtime::builder()
+            .max_threads(2)
+            .policy(Fixed::new(2))
+            .thread_name(|i| format!("refused-{i}"))
+            .stack_size(1 << 40)
+            .build()
+            .unwrap();
+        assert!(rt.hands_calls_over());
+        assert_eq!(rt.join(|| 1, || 2), (1, 2));
+        let got = rt.broadcast(|ctx| ctx.index());
+        assert_eq!(got, [0]);
+        assert!(rt.stats().spawn_failures >= 1);
+    });
+}
+
+#[test]
 fn workers_survive_payloads_whose_destructors_panic() {
     watchdog(|| {
         let rt = runtime(2);

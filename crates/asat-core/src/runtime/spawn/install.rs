@@ -111,7 +111,8 @@ impl Runtime {
     /// as its workers are), which takes the caller's part. Not `in_place_scope`, whose `op`
     /// runs on the caller as in rayon (its spawned jobs run on the pool's threads), nor asat's
     /// regions ([`region`](Runtime::region), [`parallel_for`](Runtime::parallel_for), ...),
-    /// whose member 0 is the caller.
+    /// whose member 0 is the caller. Where the system refuses to start a spawn thread and none
+    /// runs, the caller runs the call itself, as `install` runs `op` then.
     ///
     /// ```
     /// let pool = asat_core::ThreadPoolBuilder::new()

@@ -368,7 +368,14 @@ impl Runtime {
 
     /// Runs `job` with this runtime installed; hands its panic to the panic handler.
     fn run_job(&self, job: Job) {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.install_here(job))) {
+        // As a spawn thread of this runtime, also on a thread that queued the job and runs it
+        // itself (no spawn thread could start, or the pool closed): the calls it makes then
+        // stay here instead of being handed to the spawn pool again (`hands_calls_over`),
+        // which would run them here again, without end.
+        let was = SPAWN_THREAD_OF.with(|s| s.replace(self.id()));
+        let ran = catch_unwind(AssertUnwindSafe(|| self.install_here(job)));
+        SPAWN_THREAD_OF.with(|s| s.set(was));
+        if let Err(payload) = ran {
             self.inner.job_panicked(payload);
         }
     }
