@@ -81,8 +81,9 @@ impl Runtime {
     ///   are distinct threads, member 0 being the caller (on a runtime whose threads carry a
     ///   name or start handler, one of its spawn threads where the caller is not one of its
     ///   threads: [`hands_calls_over`](Runtime::hands_calls_over));
-    ///   [`BroadcastContext::num_threads`] is the team's size, the length of the returned `Vec`. Fewer members than the pool's size
-    ///   only in the cases below (and when the system refuses to start threads).
+    ///   [`BroadcastContext::num_threads`] is the team's size, the length of the returned
+    ///   `Vec`. Fewer members than the pool's size only in the cases below (and when the
+    ///   system refuses to start threads).
     /// - **Nested.** A broadcast started inside a region or parallel call (on any runtime) runs
     ///   inline on the calling member as a team of one, as every nested region does: `op` runs
     ///   once, with index 0 of 1, and the result is a `Vec` of one (the member's

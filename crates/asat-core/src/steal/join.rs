@@ -230,8 +230,9 @@ where
 /// of its spawn threads, as `install` runs `op`. `serial(data)` instead where no thread of
 /// the pool may help: a `fork`ed child, a pool of one thread whose index 0 another call
 /// holds, or a region's member while index 0 is taken (the workers may all be members of
-/// that region, waiting for this one; both halves then run here, as a nested region would). A pool of one thread seats its caller too, so that the joins `f`
-/// makes take the quick path instead of each coming back here.
+/// that region, waiting for this one; both halves then run here, as a nested region would).
+/// A pool of one thread seats its caller too, so that the joins `f` makes take the quick path
+/// instead of each coming back here.
 pub(super) fn cold<D, R>(
     rt: &Runtime,
     data: D,

@@ -13,10 +13,11 @@
 //! (the *cold* path). Where the pool's threads carry a name or a start handler and the calling
 //! thread is not one of them, the call first moves to one of the pool's spawn threads, as
 //! `install` moves its `op` ([`Runtime::hands_calls_over`]), which then calls in as above. A
-//! call made while a thread runs tasks of the runtime is a task of that thread. Index 0's holder may steal, while it waits, a job of another call's scope, whose spawns
-//! land on its deque; what its call leaves there goes into the injector as the call ends, for
-//! the workers (who all take from it, whatever the policy's number), so that index 0's next
-//! holder starts with an empty deque and no job waits for a holder that may never come.
+//! call made while a thread runs tasks of the runtime is a task of that thread. Index 0's
+//! holder may steal, while it waits, a job of another call's scope, whose spawns land on its
+//! deque; what its call leaves there goes into the injector as the call ends, for the workers
+//! (who all take from it, whatever the policy's number), so that index 0's next holder starts
+//! with an empty deque and no job waits for a holder that may never come.
 //!
 //! # A join
 //!
